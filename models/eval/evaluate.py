@@ -1,0 +1,286 @@
+"""Evaluate the SHIPPED model (models/nli-minilm-l6-int8.onnx) with onnxruntime and write models/eval/results.json.
+
+  python evaluate.py                       # all held-out sets, latency, parity_pairs.jsonl
+  python evaluate.py --f32 ../train/out/nli-minilm-l6-f32.onnx --torch-ckpt /work/ckpt/best.pt
+        # + int8-vs-f32 accuracy delta and the 200-pair onnxruntime-vs-torch parity
+  python evaluate.py --tune                # tune thresholds.entailment on dnli2024_dev + QMSum-train pairs
+
+Tokenization (the Rust side must match): tokenizer.json (BERT uncased WordPiece), pair encoding
+[CLS] premise [SEP] hypothesis [SEP], token_type_ids 0 for the premise part and 1 for the hypothesis part,
+truncation of the premise only (only_first) to max_length=256. Long documents (SummEdits, BEGIN) are split into
+~200-token premise chunks; the chunk with the highest P(entailment) is used (MiniCheck-style max aggregation).
+"""
+import argparse, json, os, random, sys, time
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.dirname(HERE)
+NLI = os.environ.get("NLI_DIR", "/work/shared/data/nli/normalized")
+CFG = json.load(open(os.path.join(MODELS, "config.json")))
+LABELS = [CFG["id2label"][str(i)] for i in range(len(CFG["id2label"]))]
+E, N, C = LABELS.index("entailment"), LABELS.index("neutral"), LABELS.index("contradiction")
+
+
+def read(p):
+    with open(p) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+class Model:
+    def __init__(self, path, threads=2, max_len=CFG["max_length"]):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        self.s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        self.tok = Tokenizer.from_file(os.path.join(MODELS, CFG["tokenizer_file"]))
+        self.max_len = max_len
+
+    def encode(self, p, h):
+        self.tok.enable_truncation(self.max_len, strategy="only_first")
+        try:
+            return self.tok.encode(p, h)
+        except Exception:
+            self.tok.enable_truncation(self.max_len, strategy="longest_first")
+            return self.tok.encode(p, h)
+
+    def probs(self, pairs, bs=32):
+        encs = [self.encode(p, h) for p, h in pairs]
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].ids))
+        out = np.zeros((len(encs), 3), dtype=np.float64)
+        for k in range(0, len(order), bs):
+            idx = order[k:k + bs]
+            L = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), L), np.int64); am = np.zeros_like(ids); tt = np.zeros_like(ids)
+            for r, i in enumerate(idx):
+                e = encs[i]; n = len(e.ids)
+                ids[r, :n] = e.ids; am[r, :n] = 1; tt[r, :n] = e.type_ids
+            lg = self.s.run([CFG["output"]], {"input_ids": ids, "attention_mask": am, "token_type_ids": tt})[0]
+            lg = lg - lg.max(1, keepdims=True)
+            p = np.exp(lg); p /= p.sum(1, keepdims=True)
+            out[idx] = p
+        return out
+
+    def chunk(self, premise, size=200):
+        self.tok.no_truncation()
+        e = self.tok.encode(premise, add_special_tokens=False)
+        if len(e.ids) <= size:
+            return [premise]
+        offs = e.offsets
+        chunks = []
+        for s in range(0, len(offs), size):
+            a, b = offs[s][0], offs[min(s + size, len(offs)) - 1][1]
+            chunks.append(premise[a:b])
+        return chunks
+
+    def probs_chunked(self, pairs, size=200):
+        flat, owner = [], []
+        for i, (p, h) in enumerate(pairs):
+            for c in self.chunk(p, size):
+                flat.append((c, h)); owner.append(i)
+        pr = self.probs(flat)
+        out = np.zeros((len(pairs), 3))
+        best = np.full(len(pairs), -1.0)
+        for o, p in zip(owner, pr):
+            if p[E] > best[o]:
+                best[o] = p[E]; out[o] = p
+        return out
+
+
+def supported(p, th=None):
+    th = th or CFG["thresholds"]
+    return (p[:, E] >= th["entailment"]) & (p[:, C] < th["contradiction"])
+
+
+def acc3(p, rows):
+    y = np.array([LABELS.index(r["label"]) for r in rows])
+    return float((p.argmax(1) == y).mean())
+
+
+def bal_acc(pred, gold):
+    pred, gold = np.asarray(pred, bool), np.asarray(gold, bool)
+    tpr = (pred & gold).sum() / max(1, gold.sum())
+    tnr = (~pred & ~gold).sum() / max(1, (~gold).sum())
+    return float((tpr + tnr) / 2)
+
+
+def auc(score, gold):
+    score, gold = np.asarray(score), np.asarray(gold, bool)
+    order = np.argsort(score)
+    ranks = np.empty(len(score)); ranks[order] = np.arange(1, len(score) + 1)
+    npos, nneg = gold.sum(), (~gold).sum()
+    return float((ranks[gold].sum() - npos * (npos + 1) / 2) / max(1, npos * nneg))
+
+
+THREE_WAY = ["snli_test", "mnli_dev_mismatched", "dnli2024_test", "xnli_en_test", "sick_test", "control_test",
+             "fever_symmetric_v02_test", "cad_snli_revised_test"]
+TWO_WAY_DOCS = ["summedits_qmsumm_2way", "summedits_sales_call_2way", "begin_v2_wow_test_2way", "summedits_samsum_2way",
+                "summedits_podcast_2way", "wice_claim_oracle_test_2way"]
+
+
+def eval_sets(model, res, quick=False):
+    for name in THREE_WAY:
+        rows = read(os.path.join(NLI, name + ".jsonl"))
+        if quick:
+            rows = random.Random(0).sample(rows, min(2000, len(rows)))
+        t = time.time()
+        p = model.probs([(r["premise"], r["hypothesis"]) for r in rows])
+        gold = np.array([r["label"] == "entailment" for r in rows])
+        res[name] = {"n": len(rows), "acc_3way": round(acc3(p, rows), 4),
+                     "bal_acc_supported": round(bal_acc(supported(p), gold), 4), "secs": round(time.time() - t, 1)}
+        print(name, res[name], flush=True)
+    if quick:
+        return
+    for name in TWO_WAY_DOCS:
+        rows = read(os.path.join(NLI, name + ".jsonl"))
+        t = time.time()
+        p = model.probs_chunked([(r["premise"], r["hypothesis"]) for r in rows])
+        gold = np.array([r["label"] == "entailment" for r in rows])
+        res[name] = {"n": len(rows), "bal_acc_supported": round(bal_acc(supported(p), gold), 4),
+                     "roc_auc_p_entailment": round(auc(p[:, E], gold), 4), "secs": round(time.time() - t, 1)}
+        print(name, res[name], flush=True)
+
+
+def eval_qmsum(model, res, key="qmsum_val_pairs"):
+    rows = read(os.path.join(HERE, "qmsum_val_pairs.jsonl"))
+    p = model.probs([(r["premise"], r["hypothesis"]) for r in rows])
+    gold = np.array([r["label"] == "entailment" for r in rows])
+    sup = supported(p)
+    by_kind = {}
+    for r, s in zip(rows, sup):
+        by_kind.setdefault(r["kind"], []).append(bool(s) == (r["label"] == "entailment"))
+    res[key] = {"n": len(rows), "acc_3way": round(acc3(p, rows), 4), "bal_acc_supported": round(bal_acc(sup, gold), 4),
+                "roc_auc_p_entailment": round(auc(p[:, E], gold), 4),
+                "acc_by_kind": {k: round(float(np.mean(v)), 4) for k, v in sorted(by_kind.items())}}
+    print(key, res[key], flush=True)
+    return p
+
+
+def tune(model):
+    rows = read(os.path.join(NLI, "dnli2024_dev.jsonl"))
+    q = read(os.path.join(MODELS, "train", "out", "qmsum_train_pairs.jsonl"))
+    q = random.Random(0).sample(q, 1500)
+    out = {}
+    for name, rs in [("dnli2024_dev", rows), ("qmsum_train_sample", q)]:
+        p = model.probs([(r["premise"], r["hypothesis"]) for r in rs])
+        gold = np.array([r["label"] == "entailment" for r in rs])
+        out[name] = (p, gold)
+    grid = [round(x, 2) for x in np.arange(0.2, 0.91, 0.05)]
+    table = []
+    for te in grid:
+        th = {"entailment": te, "contradiction": 0.5}
+        row = {"entailment": te}
+        for name, (p, gold) in out.items():
+            row[name] = round(bal_acc(supported(p, th), gold), 4)
+        row["mean"] = round(np.mean([row[n] for n in out]), 4)
+        table.append(row)
+        print(row)
+    best = max(table, key=lambda r: r["mean"])
+    print("best", best)
+    return table, best
+
+
+def latency(model, L=128, runs=50):
+    ids = np.full((1, L), 1000, np.int64); ids[0, 0] = 101; ids[0, -1] = 102
+    am = np.ones_like(ids); tt = np.zeros_like(ids); tt[0, L // 2:] = 1
+    feed = {"input_ids": ids, "attention_mask": am, "token_type_ids": tt}
+    for _ in range(5):
+        model.s.run(None, feed)
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter(); model.s.run(None, feed); ts.append(time.perf_counter() - t)
+    return round(float(np.median(ts)) * 1000, 2)
+
+
+def parity_pairs(model, n=20):
+    rng = random.Random(1)
+    src = []
+    for name, k in [("snli_test", 5), ("mnli_dev_mismatched", 5), ("dnli2024_test", 4)]:
+        src += [dict(r, source=name) for r in rng.sample(read(os.path.join(NLI, name + ".jsonl")), k)]
+    src += [dict(r) for r in rng.sample(read(os.path.join(HERE, "qmsum_val_pairs.jsonl")), n - len(src))]
+    p = model.probs([(r["premise"], r["hypothesis"]) for r in src], bs=1)
+    with open(os.path.join(HERE, "parity_pairs.jsonl"), "w") as f:
+        for r, pr in zip(src, p):
+            f.write(json.dumps({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"],
+                                "source": r.get("source"), "probs": [round(float(x), 6) for x in pr]}, ensure_ascii=False) + "\n")
+
+
+def torch_parity(ckpt, model, n=200):
+    sys.path.insert(0, os.path.join(MODELS, "train"))
+    import torch
+    from export import load_model
+    torch.set_num_threads(2)
+    m = load_model(ckpt)
+    rng = random.Random(2)
+    rows = rng.sample(read(os.path.join(NLI, "snli_test.jsonl")), n // 2) + rng.sample(read(os.path.join(HERE, "qmsum_val_pairs.jsonl")), n // 2)
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows]
+    po = model.probs(pairs)
+    pt = np.zeros_like(po)
+    for i, (a, b) in enumerate(pairs):
+        e = model.encode(a, b)
+        with torch.no_grad():
+            lg = m(input_ids=torch.tensor([e.ids]), attention_mask=torch.ones(1, len(e.ids), dtype=torch.long),
+                   token_type_ids=torch.tensor([e.type_ids])).logits
+        pt[i] = torch.softmax(lg, -1)[0].numpy()
+    return {"n": n, "max_abs_diff_probs": float(np.abs(po - pt).max()), "mean_abs_diff_probs": float(np.abs(po - pt).mean()),
+            "argmax_agreement": float((po.argmax(1) == pt.argmax(1)).mean())}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--f32")
+    ap.add_argument("--torch-ckpt")
+    ap.add_argument("--tune", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--skip-sets", action="store_true")
+    a = ap.parse_args()
+    path = os.path.join(MODELS, CFG["model_file"])
+    res_path = os.path.join(HERE, "results.json")
+    res = json.load(open(res_path)) if os.path.exists(res_path) else {}
+    model = Model(path)
+    if a.tune:
+        table, best = tune(model)
+        res["threshold_tuning"] = {"sets": ["dnli2024_dev", "qmsum_train_sample (1500 training pairs)"], "grid": table, "best": best}
+        json.dump(res, open(res_path, "w"), indent=2)
+        return
+    res["model_file"] = CFG["model_file"]
+    res["size_mb"] = round(os.path.getsize(path) / 1e6, 2)
+    res["thresholds"] = CFG["thresholds"]
+    res["latency_ms_1x128_ort_2threads"] = latency(model)
+    m1 = Model(path, threads=1)
+    res["latency_ms_1x128_ort_1thread"] = latency(m1)
+    res["sets"] = res.get("sets", {})
+    pq = eval_qmsum(model, res["sets"])
+    if not a.skip_sets:
+        eval_sets(model, res["sets"], quick=a.quick)
+    parity_pairs(model)
+    if a.f32:
+        mf = Model(a.f32)
+        d = {}
+        for name in ["snli_test", "mnli_dev_mismatched"]:
+            rows = random.Random(3).sample(read(os.path.join(NLI, name + ".jsonl")), 3000)
+            pr = [(r["premise"], r["hypothesis"]) for r in rows]
+            pi, pf = model.probs(pr), mf.probs(pr)
+            d[name + "_3000"] = {"int8_acc": round(acc3(pi, rows), 4), "f32_acc": round(acc3(pf, rows), 4),
+                                 "max_abs_diff_probs": round(float(np.abs(pi - pf).max()), 4),
+                                 "argmax_agreement": round(float((pi.argmax(1) == pf.argmax(1)).mean()), 4)}
+        tmp = {}
+        eval_qmsum(mf, tmp, "f32")
+        d["qmsum_val_pairs"] = {"int8_bal_acc": res["sets"]["qmsum_val_pairs"]["bal_acc_supported"],
+                                "f32_bal_acc": tmp["f32"]["bal_acc_supported"],
+                                "int8_acc_3way": res["sets"]["qmsum_val_pairs"]["acc_3way"], "f32_acc_3way": tmp["f32"]["acc_3way"]}
+        res["int8_vs_f32"] = d
+        print("int8_vs_f32", d)
+    if a.torch_ckpt:
+        res["parity_ort_int8_vs_torch_f32"] = torch_parity(a.torch_ckpt, model)
+        if a.f32:
+            res["parity_ort_f32_vs_torch_f32"] = torch_parity(a.torch_ckpt, Model(a.f32))
+        print("parity", res.get("parity_ort_int8_vs_torch_f32"), res.get("parity_ort_f32_vs_torch_f32"))
+    json.dump(res, open(res_path, "w"), indent=2)
+    print("wrote", res_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+//! Stage 2: the answer parser. Tolerant of code fences and prose around the JSON, strict about
+//! types; one malformed claim never loses the others.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Documented limits.
+pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+pub const MAX_CLAIMS: usize = 10_000;
+
+/// A well-formed claim. `source` is the number `n` of `Sn`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub index: usize,
+    pub text: String,
+    pub source: u32,
+    pub quote: String,
+}
+
+/// A claim that could not be read; `index` is its position in `claims`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("claims[{index}].{field}: {problem}")]
+pub struct ClaimError {
+    pub index: usize,
+    pub field: String,
+    pub problem: String,
+    /// The claim text, when it could be read.
+    pub text: Option<String>,
+    /// The raw source string, when it was a string.
+    #[serde(rename = "source")]
+    pub source_raw: Option<String>,
+}
+
+/// Defects of the answer as a whole.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("the answer contains no JSON object")]
+    NoJson,
+    #[error("the answer's JSON is malformed at line {line}, column {column}: {message}")]
+    Malformed { line: usize, column: usize, message: String },
+    #[error("the answer's JSON has no \"claims\" array{0}")]
+    MissingClaims(String),
+    #[error("\"claims\" must be an array, found {0}")]
+    ClaimsNotArray(String),
+    #[error("the answer is too large: {size} {what}, limit {limit}")]
+    TooLarge { what: &'static str, size: usize, limit: usize },
+}
+
+impl AnswerError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            AnswerError::NoJson => "no_json",
+            AnswerError::Malformed { .. } => "malformed_json",
+            AnswerError::MissingClaims(_) => "missing_claims",
+            AnswerError::ClaimsNotArray(_) => "claims_not_array",
+            AnswerError::TooLarge { .. } => "too_large",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParsedAnswer {
+    pub claims: Vec<Claim>,
+    pub errors: Vec<ClaimError>,
+}
+
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+/// Read `"S2"`, `"[S2]"`, `"s2"`, `" S2 "`; anything else is an error message.
+pub fn parse_source(raw: &str) -> Result<u32, String> {
+    let t = raw.trim();
+    let t = t.strip_prefix('[').and_then(|t| t.strip_suffix(']')).unwrap_or(t).trim();
+    let digits = t.strip_prefix('S').or_else(|| t.strip_prefix('s')).ok_or_else(|| format!("{raw:?} is not a source label like \"S2\""))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 6 {
+        return Err(format!("{raw:?} is not a source label like \"S2\""));
+    }
+    match digits.parse::<u32>() {
+        Ok(0) | Err(_) => Err(format!("{raw:?}: sources are numbered from S1")),
+        Ok(n) => Ok(n),
+    }
+}
+
+/// Locate the JSON object in the text: inside a ```json fence if there is one, else the first
+/// `{` that starts a complete JSON value.
+fn find_json(text: &str) -> Result<Value, AnswerError> {
+    let mut candidates: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while let Some(p) = rest.find("```") {
+        let after = &rest[p + 3..];
+        let body_start = after.find('\n').map(|n| n + 1).unwrap_or(0);
+        let body = &after[body_start..];
+        match body.find("```") {
+            Some(e) => {
+                candidates.push(&body[..e]);
+                rest = &body[e + 3..];
+            }
+            None => {
+                candidates.push(body);
+                break;
+            }
+        }
+    }
+    candidates.push(text);
+    let mut first_err: Option<AnswerError> = None;
+    for cand in candidates {
+        let mut offset = 0;
+        while let Some(p) = cand[offset..].find('{') {
+            let start = offset + p;
+            let mut it = serde_json::Deserializer::from_str(&cand[start..]).into_iter::<Value>();
+            match it.next() {
+                Some(Ok(v @ Value::Object(_))) => return Ok(v),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    if first_err.is_none() {
+                        // line/column relative to the whole answer
+                        let base = cand.as_ptr() as usize - text.as_ptr() as usize + start;
+                        let before = &text[..base];
+                        let line0 = before.matches('\n').count();
+                        let col0 = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+                        let (line, column) = if e.line() <= 1 { (line0 + 1, col0 + e.column()) } else { (line0 + e.line(), e.column()) };
+                        first_err = Some(AnswerError::Malformed { line, column, message: e.to_string() });
+                    }
+                }
+                None => {}
+            }
+            offset = start + 1;
+            if first_err.is_some() {
+                break;
+            }
+        }
+    }
+    Err(first_err.unwrap_or(AnswerError::NoJson))
+}
+
+/// Parse an LLM answer.
+pub fn parse_answer(text: &str) -> Result<ParsedAnswer, AnswerError> {
+    if text.len() > MAX_ANSWER_BYTES {
+        return Err(AnswerError::TooLarge { what: "bytes", size: text.len(), limit: MAX_ANSWER_BYTES });
+    }
+    let v = find_json(text)?;
+    let obj = v.as_object().expect("find_json returns objects");
+    let claims = match obj.get("claims") {
+        None => {
+            let keys: Vec<&str> = obj.keys().map(String::as_str).take(5).collect();
+            return Err(AnswerError::MissingClaims(if keys.is_empty() { String::new() } else { format!(" (found keys: {})", keys.join(", ")) }));
+        }
+        Some(Value::Array(a)) => a,
+        Some(other) => return Err(AnswerError::ClaimsNotArray(kind(other))),
+    };
+    if claims.len() > MAX_CLAIMS {
+        return Err(AnswerError::TooLarge { what: "claims", size: claims.len(), limit: MAX_CLAIMS });
+    }
+    let mut out = ParsedAnswer { claims: Vec::new(), errors: Vec::new() };
+    for (index, c) in claims.iter().enumerate() {
+        let err = |field: &str, problem: String, text: Option<String>, source: Option<String>| ClaimError { index, field: field.into(), problem, text, source_raw: source };
+        let Some(o) = c.as_object() else {
+            out.errors.push(err("", format!("expected an object, found {}", kind(c)), None, None));
+            continue;
+        };
+        let get_str = |field: &str| -> Result<String, String> {
+            match o.get(field) {
+                None => Err("missing".into()),
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(other) => Err(format!("expected a string, found {}", kind(other))),
+            }
+        };
+        let text = get_str("text");
+        let source_raw = get_str("source");
+        let quote = get_str("quote");
+        let text_ok = text.as_ref().ok().cloned();
+        let src_ok = source_raw.as_ref().ok().cloned();
+        let text = match text {
+            Ok(t) if t.trim().is_empty() => { out.errors.push(err("text", "is empty".into(), None, src_ok)); continue; }
+            Ok(t) => t,
+            Err(p) => { out.errors.push(err("text", p, None, src_ok)); continue; }
+        };
+        let source = match source_raw.and_then(|s| parse_source(&s)) {
+            Ok(n) => n,
+            Err(p) => { out.errors.push(err("source", p, text_ok, src_ok)); continue; }
+        };
+        let quote = match quote {
+            Ok(q) if q.trim().is_empty() => { out.errors.push(err("quote", "is empty".into(), text_ok, src_ok)); continue; }
+            Ok(q) => q,
+            Err(p) => { out.errors.push(err("quote", p, text_ok, src_ok)); continue; }
+        };
+        out.claims.push(Claim { index, text, source, quote });
+    }
+    Ok(out)
+}

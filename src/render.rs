@@ -1,0 +1,183 @@
+//! Stage 6b: deep links, HTML and Markdown. Every string that came from a transcript, a title, a
+//! speaker or an LLM answer is escaped; recording URLs must be http(s).
+
+use crate::text::clock;
+use crate::verify::{ClaimVerdict, Report, Status};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeepLink {
+    /// `Pricing sync, 12 April, 30:35, Dana Okafor`
+    pub label: String,
+    pub meeting_id: String,
+    pub seconds: u64,
+    /// The recording URL at that second; `None` when the chunk has none or it is not http(s).
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RenderOptions {
+    /// Show flagged claims (with their warnings); the `drop` policy already removed them.
+    pub hide_flagged: bool,
+}
+
+const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/// `2024-04-12` -> `12 April`.
+pub fn day_month(date: &str) -> String {
+    let m: Option<usize> = date.get(5..7).and_then(|m| m.parse().ok());
+    let d: Option<u32> = date.get(8..10).and_then(|d| d.parse().ok());
+    match (m, d) {
+        (Some(m @ 1..=12), Some(d)) => format!("{d} {}", MONTHS[m - 1]),
+        _ => date.to_string(),
+    }
+}
+
+/// Accept only absolute http(s) URLs without whitespace or control characters.
+pub fn safe_url(url: &str) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")) && !url.chars().any(|c| c.is_control() || c.is_whitespace() || c == '"' || c == '<' || c == '>')
+}
+
+/// The recording URL at `seconds`: `{t}` in the template is replaced; otherwise the media
+/// fragment `#t=N` is appended (or `&t=`/`?t=` when the template ends with `t=`).
+pub fn url_at(template: &str, seconds: u64) -> Option<String> {
+    if !safe_url(template) {
+        return None;
+    }
+    Some(if template.contains("{t}") {
+        template.replace("{t}", &seconds.to_string())
+    } else if template.ends_with("t=") {
+        format!("{template}{seconds}")
+    } else if template.contains('#') {
+        format!("{template}&t={seconds}")
+    } else {
+        format!("{template}#t={seconds}")
+    })
+}
+
+pub fn deep_link(title: &str, meeting_id: &str, date: &str, seconds: f64, speaker: Option<&str>, recording_url: Option<&str>) -> DeepLink {
+    let secs = if seconds.is_finite() && seconds > 0.0 { seconds.floor() as u64 } else { 0 };
+    let mut label = format!("{title}, {}, {}", day_month(date), clock(secs as f64));
+    if let Some(s) = speaker {
+        label.push_str(", ");
+        label.push_str(s);
+    }
+    DeepLink { label, meeting_id: meeting_id.to_string(), seconds: secs, url: recording_url.and_then(|u| url_at(u, secs)) }
+}
+
+/// HTML-escape text (also safe inside double- and single-quoted attributes).
+pub fn escape_html(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            '`' => o.push_str("&#96;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// Escape Markdown inline syntax (and HTML) in text.
+pub fn escape_md(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' => {
+                o.push('\\');
+                o.push(c);
+            }
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '\n' | '\r' => o.push(' '),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Supported => "supported",
+        Status::Flagged => "flagged",
+        Status::UnknownSource => "unknown source",
+        Status::Unparsable => "unparsable",
+    }
+}
+
+fn warnings(c: &ClaimVerdict) -> Vec<String> {
+    c.reasons.iter().map(|r| r.message.clone()).collect()
+}
+
+/// Render a report as an HTML fragment.
+pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
+    let mut h = String::from("<div class=\"meetcite-report\">\n");
+    if report.abstain {
+        h.push_str(&format!("<p class=\"meetcite-abstain\">{}</p>\n", escape_html(&report.abstain_message)));
+    }
+    h.push_str("<ol class=\"meetcite-claims\">\n");
+    for c in &report.claims {
+        if opts.hide_flagged && c.status != Status::Supported {
+            continue;
+        }
+        let cls = status_word(c.status).replace(' ', "-");
+        h.push_str(&format!("<li class=\"meetcite-claim meetcite-{cls}\" data-status=\"{cls}\"><span class=\"meetcite-text\">{}</span>", escape_html(&c.text)));
+        if let Some(l) = &c.link {
+            let title = escape_html(&format!("\u{201c}{}\u{201d}", c.matched_text.as_deref().unwrap_or(&c.quote)));
+            let attrs = format!(
+                "class=\"meetcite-cite\" data-meeting=\"{}\" data-seconds=\"{}\" title=\"{}\"",
+                escape_html(&l.meeting_id),
+                l.seconds,
+                title
+            );
+            match &l.url {
+                Some(u) => h.push_str(&format!(" <a {attrs} href=\"{}\" rel=\"noopener noreferrer\">[{}]</a>", escape_html(u), escape_html(&l.label))),
+                None => h.push_str(&format!(" <a {attrs} href=\"#\" role=\"button\">[{}]</a>", escape_html(&l.label))),
+            }
+        } else if let Some(s) = &c.source {
+            h.push_str(&format!(" <span class=\"meetcite-source\">[{}]</span>", escape_html(s)));
+        }
+        if c.status != Status::Supported {
+            let w = warnings(c);
+            let badge = if w.is_empty() { status_word(c.status).to_string() } else { w.join("; ") };
+            h.push_str(&format!(" <span class=\"meetcite-badge meetcite-warn\" title=\"{}\">\u{26a0} {}</span>", escape_html(&badge), escape_html(status_word(c.status))));
+        }
+        h.push_str("</li>\n");
+    }
+    h.push_str("</ol>\n</div>\n");
+    h
+}
+
+/// Render a report as Markdown.
+pub fn render_markdown(report: &Report, opts: &RenderOptions) -> String {
+    let mut m = String::new();
+    if report.abstain {
+        m.push_str(&format!("> {}\n\n", escape_md(&report.abstain_message)));
+    }
+    let mut n = 0;
+    for c in &report.claims {
+        if opts.hide_flagged && c.status != Status::Supported {
+            continue;
+        }
+        n += 1;
+        m.push_str(&format!("{n}. {}", escape_md(&c.text)));
+        if let Some(l) = &c.link {
+            match &l.url {
+                Some(u) => m.push_str(&format!(" [{}](<{}>)", escape_md(&l.label), u.replace('>', "%3E").replace(' ', "%20"))),
+                None => m.push_str(&format!(" \\[{}\\]", escape_md(&l.label))),
+            }
+        }
+        if c.status != Status::Supported {
+            m.push_str(&format!(" \u{26a0} *{}*", escape_md(&warnings(c).join("; "))));
+        }
+        m.push('\n');
+    }
+    m
+}

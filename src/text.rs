@@ -1,0 +1,335 @@
+//! Text normalisation shared by the matcher, the attribution check and the history check:
+//! a normalised token view of a string that remembers where each token came from.
+
+use unicode_normalization::UnicodeNormalization;
+
+/// One normalised token and the UTF-8 byte span in the original text it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub norm: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Words dropped before matching: hesitations that ASR keeps and LLM quotes leave out.
+pub const FILLERS: &[&str] = &[
+    "um", "umm", "uh", "uhh", "er", "erm", "ah", "hmm", "hm", "mm", "mmm", "mhm", "uhm", "eh", "uh-huh",
+];
+
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || is_mark(c)
+}
+
+/// Lower-case, accent-free form of one word (apostrophes inside words are dropped).
+pub fn fold_word(w: &str) -> String {
+    w.nfkd().filter(|c| !is_mark(*c) && !matches!(c, '\'' | '\u{2019}')).flat_map(|c| c.to_lowercase()).collect()
+}
+
+/// Raw word tokens: maximal runs of word characters, with `'` and `’` kept inside a word and
+/// `.`/`,` kept between digits (so `2.5` and `10,000` are one token). `{...}` markers such as
+/// `{disfmarker}` are skipped whole.
+pub fn raw_tokens(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len();
+    let mut i = 0;
+    while i < n {
+        let (b, c) = chars[i];
+        if c == '{' {
+            // skip a short {marker}
+            let mut j = i + 1;
+            while j < n && j - i < 40 && chars[j].1 != '}' && chars[j].1 != '{' && !chars[j].1.is_whitespace() {
+                j += 1;
+            }
+            if j < n && chars[j].1 == '}' {
+                i = j + 1;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
+        if !is_word_char(c) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < n {
+            let c2 = chars[j].1;
+            if is_word_char(c2) {
+                j += 1;
+                continue;
+            }
+            let inner = j + 1 < n && is_word_char(chars[j + 1].1);
+            if inner && matches!(c2, '\'' | '\u{2019}') {
+                j += 1;
+                continue;
+            }
+            if inner && matches!(c2, '.' | ',') && chars[j - 1].1.is_ascii_digit() && chars[j + 1].1.is_ascii_digit() {
+                j += 1;
+                continue;
+            }
+            break;
+        }
+        let end = if j < n { chars[j].0 } else { text.len() };
+        let norm = fold_word(&text[b..end]);
+        if !norm.is_empty() {
+            out.push(Token { norm, start: b, end });
+        }
+        i = j;
+    }
+    out
+}
+
+/// Tokens for matching: raw tokens minus fillers, with immediate repetitions collapsed
+/// ("the the" -> "the"), and `%` kept as the word "percent".
+pub fn match_tokens(text: &str) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    for t in raw_tokens(text) {
+        if FILLERS.contains(&t.norm.as_str()) {
+            continue;
+        }
+        if let Some(last) = out.last() {
+            if last.norm == t.norm {
+                continue;
+            }
+        }
+        out.push(t);
+    }
+    // a `%` right after a number becomes the token "percent"
+    let mut with_pct = Vec::with_capacity(out.len());
+    for t in out {
+        let pct = text[t.end..].starts_with('%');
+        let end = t.end;
+        with_pct.push(t);
+        if pct {
+            with_pct.push(Token { norm: "percent".into(), start: end, end: end + 1 });
+        }
+    }
+    with_pct
+}
+
+const SMALL: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+];
+const TENS: &[&str] = &["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
+
+fn word_value(w: &str) -> Option<u64> {
+    if let Some(i) = SMALL.iter().position(|s| *s == w) {
+        return Some(i as u64);
+    }
+    TENS.iter().position(|s| !s.is_empty() && *s == w).map(|i| i as u64 * 10)
+}
+
+fn scale_value(w: &str) -> Option<u64> {
+    match w {
+        "hundred" => Some(100),
+        "thousand" | "k" => Some(1_000),
+        "million" | "m" => Some(1_000_000),
+        "billion" | "bn" => Some(1_000_000_000),
+        _ => None,
+    }
+}
+
+/// A number found in text, in canonical form (`"10%"`, `"2.5"`, `"1500"`), with its token range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Number {
+    pub value: String,
+    pub first_token: usize,
+    pub last_token: usize,
+}
+
+fn canon_digits(s: &str) -> Option<String> {
+    let s: String = s.chars().filter(|c| *c != ',').collect();
+    let v: f64 = s.parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    let mut out = format!("{v}");
+    if out.contains('.') {
+        while out.ends_with('0') {
+            out.pop();
+        }
+        if out.ends_with('.') {
+            out.pop();
+        }
+    }
+    Some(out)
+}
+
+/// Numbers in a token sequence: digit tokens (`10`, `2.5`, `10,000`, `5k`), number words
+/// (`twenty five`, `two hundred`), `half`, each followed optionally by `percent`/`per cent`.
+/// "a"/"an"/"one" alone are not treated as numbers (too common as articles).
+pub fn numbers(tokens: &[Token]) -> Vec<Number> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let w = tokens[i].norm.as_str();
+        let start = i;
+        let mut value: Option<String> = None;
+        if w.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            let (digits, suffix) = w.split_at(w.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ',')).unwrap_or(w.len()));
+            if let Some(mut v) = canon_digits(digits) {
+                match suffix {
+                    "k" => v = canon_digits(&format!("{}", v.parse::<f64>().unwrap_or(0.0) * 1e3)).unwrap_or(v),
+                    "m" => v = canon_digits(&format!("{}", v.parse::<f64>().unwrap_or(0.0) * 1e6)).unwrap_or(v),
+                    _ => {}
+                }
+                value = Some(v);
+                i += 1;
+                if i < tokens.len() {
+                    if let Some(s) = scale_value(&tokens[i].norm) {
+                        let v = value.as_ref().unwrap().parse::<f64>().unwrap_or(0.0) * s as f64;
+                        value = canon_digits(&format!("{v}"));
+                        i += 1;
+                    }
+                }
+            } else {
+                i += 1;
+            }
+        } else if w == "half" {
+            value = Some("0.5".into());
+            i += 1;
+        } else if word_value(w).is_some() && w != "one" {
+            let mut total: u64 = 0;
+            let mut current: u64 = 0;
+            while i < tokens.len() {
+                let t = tokens[i].norm.as_str();
+                if let Some(v) = word_value(t) {
+                    current += v;
+                } else if let Some(s) = scale_value(t) {
+                    if s == 100 {
+                        current = current.max(1) * 100;
+                    } else {
+                        total += current.max(1) * s;
+                        current = 0;
+                    }
+                } else if t == "and" && i + 1 < tokens.len() && word_value(&tokens[i + 1].norm).is_some() && current >= 100 {
+                    // "two hundred and five"
+                } else {
+                    break;
+                }
+                i += 1;
+            }
+            value = Some((total + current).to_string());
+        } else if w == "one" && i + 1 < tokens.len() && (scale_value(&tokens[i + 1].norm).is_some() || tokens[i + 1].norm == "percent") {
+            let mut v: u64 = 1;
+            i += 1;
+            while i < tokens.len() {
+                match scale_value(&tokens[i].norm) {
+                    Some(s) => v *= s,
+                    None => break,
+                }
+                i += 1;
+            }
+            value = Some(v.to_string());
+        } else {
+            i += 1;
+        }
+        if let Some(mut v) = value {
+            if i < tokens.len() && tokens[i].norm == "percent" {
+                v.push('%');
+                i += 1;
+            } else if i + 1 < tokens.len() && tokens[i].norm == "per" && tokens[i + 1].norm == "cent" {
+                v.push('%');
+                i += 2;
+            }
+            out.push(Number { value: v, first_token: start, last_token: i - 1 });
+        }
+    }
+    out
+}
+
+/// Numbers of a plain string, canonical values only.
+pub fn number_values(text: &str) -> Vec<String> {
+    numbers(&match_tokens(text)).into_iter().map(|n| n.value).collect()
+}
+
+/// Content words (lower-case, no stop words, no numbers), for "same subject" tests.
+pub fn content_words(text: &str) -> Vec<String> {
+    const STOP: &[&str] = &[
+        "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "for", "with", "at", "by", "from", "is", "are",
+        "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "we", "you", "they", "he", "she",
+        "i", "our", "your", "their", "will", "would", "should", "could", "can", "have", "has", "had", "do", "does",
+        "did", "not", "no", "so", "as", "if", "then", "than", "there", "about", "into", "also", "just", "all", "any",
+        "said", "says", "say", "agreed", "decided", "team", "meeting", "percent",
+    ];
+    let toks = match_tokens(text);
+    toks.into_iter()
+        .map(|t| t.norm)
+        .filter(|w| w.len() > 2 && !STOP.contains(&w.as_str()) && !w.chars().next().unwrap().is_ascii_digit() && word_value(w).is_none())
+        .collect()
+}
+
+/// `mm:ss`, or `h:mm:ss` from an hour on.
+pub fn clock(seconds: f64) -> String {
+    let s = if seconds.is_finite() && seconds > 0.0 { seconds.floor() as u64 } else { 0 };
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+    } else {
+        format!("{:02}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// Convert a UTF-8 byte offset into a count of Unicode scalar values.
+pub fn byte_to_char(text: &str, byte: usize) -> usize {
+    text[..byte.min(text.len())].chars().count()
+}
+
+/// Convert a UTF-8 byte offset into UTF-16 code units (the JS string index).
+pub fn byte_to_utf16(text: &str, byte: usize) -> usize {
+    text[..byte.min(text.len())].chars().map(char::len_utf16).sum()
+}
+
+/// Convert a UTF-16 code unit offset into a UTF-8 byte offset; `None` if it falls inside a
+/// surrogate pair or past the end.
+pub fn utf16_to_byte(text: &str, units: usize) -> Option<usize> {
+    let mut u = 0;
+    for (b, c) in text.char_indices() {
+        if u == units {
+            return Some(b);
+        }
+        u += c.len_utf16();
+        if u > units {
+            return None;
+        }
+    }
+    (u == units).then_some(text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_words_digits_percent() {
+        assert_eq!(number_values("a ten percent discount"), vec!["10%"]);
+        assert_eq!(number_values("a 10% discount"), vec!["10%"]);
+        assert_eq!(number_values("twenty five units and 2.50 each"), vec!["25", "2.5"]);
+        assert_eq!(number_values("two hundred and five"), vec!["205"]);
+        assert_eq!(number_values("10,000 users, 5k seats"), vec!["10000", "5000"]);
+        assert_eq!(number_values("one of them"), Vec::<String>::new());
+        assert_eq!(number_values("twelve per cent"), vec!["12%"]);
+    }
+
+    #[test]
+    fn tokens_drop_markers_fillers_repeats() {
+        let t: Vec<String> = match_tokens("Um {disfmarker} the the price, uh, is OK").into_iter().map(|t| t.norm).collect();
+        assert_eq!(t, vec!["the", "price", "is", "ok"]);
+        let t: Vec<String> = match_tokens("Don’t café").into_iter().map(|t| t.norm).collect();
+        assert_eq!(t, vec!["dont", "cafe"]);
+    }
+
+    #[test]
+    fn utf16_roundtrip() {
+        let s = "a😀é\u{301}b";
+        for (b, _) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
+            assert_eq!(utf16_to_byte(s, byte_to_utf16(s, b)), Some(b));
+        }
+        assert_eq!(utf16_to_byte(s, 2), None);
+    }
+}

@@ -3,17 +3,24 @@
 #
 #   scripts/build-wasm.sh            # release build -> pkg/ + www/{pkg,models,data}
 #   SKIP_CARGO=1 scripts/build-wasm.sh   # only re-run wasm-bindgen and the copies
+#   MEETCITE_WASM_OPT_LEVEL=s scripts/build-wasm.sh   # smaller module (12 vs 18 MB raw, 3.1 vs 4.5 MB
+#                                                     # gzip), NLI ~15-25% slower; own target dir
 #
 # Needs: rustup target wasm32-unknown-unknown, wasm-bindgen-cli matching Cargo.lock
-# (.ci/browser.sh installs both). wasm-opt is used when present (optional).
+# (.ci/browser.sh installs both). MEETCITE_WASM_OPT=-Oz runs binaryen's wasm-opt (optional).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 TARGET_DIR=${MEETCITE_WASM_TARGET_DIR:-$ROOT/target/wasm}
+if [ -n "${MEETCITE_WASM_OPT_LEVEL:-}" ]; then
+  export CARGO_PROFILE_RELEASE_OPT_LEVEL=$MEETCITE_WASM_OPT_LEVEL
+  TARGET_DIR=$TARGET_DIR-$MEETCITE_WASM_OPT_LEVEL
+fi
 OUT=$ROOT/pkg
 WWW=$ROOT/www
-FIXTURE_CHUNKS=${MEETCITE_EXAMPLE_CHUNKS:-tests/fixtures/pricing_chunks.json}
-FIXTURE_ANSWER=${MEETCITE_EXAMPLE_ANSWER:-tests/fixtures/pricing_answer.json}
+FIXTURES=${MEETCITE_FIXTURES:-tests/fixtures}
+# the demo opens on this example (a QMSum-derived meeting)
+DEFAULT_EXAMPLE=${MEETCITE_DEFAULT_EXAMPLE:-qmsum}
 
 want=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
 have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
@@ -38,12 +45,15 @@ WASM=$TARGET_DIR/wasm32-unknown-unknown/release/meetcite.wasm
 [ -f "$WASM" ] || { echo "error: $WASM not built" >&2; exit 1; }
 
 rm -rf "$OUT"
-wasm-bindgen --target web --out-dir "$OUT" --out-name meetcite "$WASM"
-if command -v wasm-opt >/dev/null 2>&1 && [ -z "${SKIP_WASM_OPT:-}" ]; then
-  wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals \
-    "$OUT/meetcite_bg.wasm" -o "$OUT/meetcite_bg.opt.wasm" && mv "$OUT/meetcite_bg.opt.wasm" "$OUT/meetcite_bg.wasm" \
+wasm-bindgen --target web --out-dir "$OUT" --out-name meetcite --remove-name-section --remove-producers-section "$WASM"
+# wasm-opt is opt-in: on this crate -Oz takes minutes and saves ~2 MB raw, nothing after gzip.
+if [ -n "${MEETCITE_WASM_OPT:-}" ] && command -v wasm-opt >/dev/null 2>&1; then
+  wasm-opt "$MEETCITE_WASM_OPT" "$OUT/meetcite_bg.wasm" -o "$OUT/meetcite_bg.opt.wasm" && mv "$OUT/meetcite_bg.opt.wasm" "$OUT/meetcite_bg.wasm" \
     || echo "warning: wasm-opt failed; keeping the unoptimised module" >&2
 fi
+
+# options arguments are optional (wasm-bindgen drops the `?` when a parameter type is given)
+sed -E -i 's/\b(opts|gold): (ContextOptions|MatchOptions|VerifyOptions|RenderOptions|Gold)\)/\1?: \2)/' "$OUT/meetcite.d.ts"
 
 # npm manifest from the template, version from Cargo.toml
 version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
@@ -67,13 +77,61 @@ rm -rf "$WWW/pkg" "$WWW/models" "$WWW/data"
 mkdir -p "$WWW/pkg" "$WWW/models" "$WWW/data"
 cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$WWW/pkg/"
 cp models/nli-minilm-l6-int8.onnx models/tokenizer.json models/config.json "$WWW/models/"
-if [ -f "$FIXTURE_CHUNKS" ] && [ -f "$FIXTURE_ANSWER" ]; then
-  cp "$FIXTURE_CHUNKS" "$WWW/data/example_chunks.json"
-  cp "$FIXTURE_ANSWER" "$WWW/data/example_answer.json"
-else
-  echo "warning: example fixtures $FIXTURE_CHUNKS / $FIXTURE_ANSWER not found; the demo starts empty" >&2
-  echo '[]' > "$WWW/data/example_chunks.json"
-  echo '{"claims":[]}' > "$WWW/data/example_answer.json"
+# every tests/fixtures/NAME_chunks.json with a NAME_answer.json becomes an example; index in examples.json
+names=()
+for f in "$FIXTURES"/*_chunks.json; do
+  [ -f "$f" ] || continue
+  name=$(basename "$f" _chunks.json)
+  [ -f "$FIXTURES/${name}_answer.json" ] || continue
+  cp "$f" "$WWW/data/${name}_chunks.json"
+  cp "$FIXTURES/${name}_answer.json" "$WWW/data/${name}_answer.json"
+  names+=("$name")
+done
+if [ ${#names[@]} -eq 0 ]; then
+  echo "warning: no example fixtures (NAME_chunks.json + NAME_answer.json) in $FIXTURES; the demo starts empty" >&2
+fi
+node -e '
+  const [def, ...names] = process.argv.slice(1);
+  names.sort((a, b) => (b === def) - (a === def) || a.localeCompare(b));
+  process.stdout.write(JSON.stringify({ default: names[0] || null, examples: names.map((n) => ({ name: n, chunks: `data/${n}_chunks.json`, answer: `data/${n}_answer.json` })) }, null, 1));
+' "$DEFAULT_EXAMPLE" "${names[@]}" > "$WWW/data/examples.json"
+echo "examples: ${names[*]:-none} (default: $(node -e 'console.log(require(process.argv[1]).default)' "$WWW/data/examples.json"))"
+
+# Browser extension (www/extension): its own copy of the package, and an example page built from
+# the pricing fixture (a page that embeds meetcite data, the extension overlays its verdicts).
+rm -rf "$WWW/extension/pkg" && mkdir -p "$WWW/extension/pkg"
+cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$WWW/extension/pkg/"
+ex=${MEETCITE_EXTENSION_EXAMPLE:-pricing}
+if [ -f "$WWW/data/${ex}_chunks.json" ]; then
+  node - "$WWW/data/${ex}_chunks.json" "$WWW/data/${ex}_answer.json" > "$WWW/extension/example.html" <<'JS'
+const fs = require('fs');
+const [chunksFile, answerFile] = process.argv.slice(2);
+const chunks = JSON.parse(fs.readFileSync(chunksFile, 'utf8'));
+const answer = fs.readFileSync(answerFile, 'utf8');
+const data = JSON.stringify({ chunks, answer, options: { order: 'date' } }).replace(/</g, '\\u003c');
+const end = Math.ceil(Math.max(60, ...(Array.isArray(chunks) ? chunks : chunks.chunks).map((c) => c.end))) + 5;
+const esc = (s) => s.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]);
+process.stdout.write(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>meetcite extension example</title></head>
+<body>
+<h1>Meeting assistant (example page)</h1>
+<p>With the meetcite extension installed, a panel lists each claim below with its status.</p>
+<audio id="rec" controls></audio>
+<pre id="answer">${esc(answer)}</pre>
+<script type="application/meetcite+json">${data}</script>
+<script>
+// a silent 8 kHz WAV standing in for the recording, so citations can seek it
+const n = ${end} * 8000, b = new ArrayBuffer(44 + n), v = new DataView(b);
+const w = (o, s) => [...s].forEach((c, i) => v.setUint8(o + i, c.charCodeAt(0)));
+w(0, 'RIFF'); v.setUint32(4, 36 + n, true); w(8, 'WAVE'); w(12, 'fmt '); v.setUint32(16, 16, true);
+v.setUint16(20, 1, true); v.setUint16(22, 1, true); v.setUint32(24, 8000, true); v.setUint32(28, 8000, true);
+v.setUint16(32, 1, true); v.setUint16(34, 8, true); w(36, 'data'); v.setUint32(40, n, true);
+new Uint8Array(b, 44).fill(128);
+document.getElementById('rec').src = URL.createObjectURL(new Blob([b], { type: 'audio/wav' }));
+</script>
+</body></html>
+`);
+JS
 fi
 
 raw=$(stat -c %s "$OUT/meetcite_bg.wasm")

@@ -84,11 +84,45 @@ pub fn raw_tokens(text: &str) -> Vec<Token> {
     out
 }
 
-/// Tokens for matching: raw tokens minus fillers, with immediate repetitions collapsed
+/// Byte ranges of speaker labels at line starts (`Project Manager: `, `Dana Okafor: `): one to
+/// four words, the first capitalised, followed by a colon. Quotes that span turns leave them out.
+pub fn speaker_label_ranges(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    for line in text.split('\n') {
+        let mut cut = line.len().min(48);
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let head = &line[..cut];
+        if let Some(colon) = head.find(':') {
+            let label = &line[..colon];
+            let words: Vec<&str> = label.split_whitespace().collect();
+            let ok = (1..=4).contains(&words.len())
+                && words[0].chars().next().is_some_and(char::is_uppercase)
+                && label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '.' || c == '-' || c == '\'');
+            if ok {
+                out.push((line_start, line_start + colon + 1));
+            }
+        }
+        line_start += line.len() + 1;
+    }
+    out
+}
+
+/// Tokens for matching: raw tokens minus fillers and speaker labels, with immediate repetitions collapsed
 /// ("the the" -> "the"), and `%` kept as the word "percent".
 pub fn match_tokens(text: &str) -> Vec<Token> {
     let mut out: Vec<Token> = Vec::new();
+    let labels = speaker_label_ranges(text);
+    let mut li = 0;
     for t in raw_tokens(text) {
+        while li < labels.len() && labels[li].1 <= t.start {
+            li += 1;
+        }
+        if li < labels.len() && labels[li].0 <= t.start && t.end <= labels[li].1 {
+            continue;
+        }
         if FILLERS.contains(&t.norm.as_str()) {
             continue;
         }

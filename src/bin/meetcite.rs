@@ -1,1 +1,186 @@
-fn main(){}
+//! `meetcite` command line: context, verify, match, score. Errors go to stderr, exit code 2.
+
+use meetcite::context::{from_json, Context, ContextOptions, Order, Source};
+use meetcite::nli::NliModel;
+use meetcite::quote::{match_quote, MatchOptions};
+use meetcite::text::byte_to_char;
+use meetcite::verify::{Entail, Policy, VerifyOptions};
+use meetcite::{build_context, parse_chunks, render_html, render_markdown, RenderOptions};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  meetcite context --chunks FILE [--order relevance|date] [--viewer ID] [--max-tokens N] [--question TEXT]
+  meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE
+                   [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
+  meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
+  meetcite score   --input FILE.jsonl [--model DIR]  lines {id,premise,hypothesis} -> probabilities";
+
+struct Args {
+    cmd: String,
+    opts: HashMap<String, String>,
+    flags: Vec<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let cmd = it.next().ok_or_else(|| USAGE.to_string())?;
+    if cmd == "-h" || cmd == "--help" {
+        return Err(USAGE.to_string());
+    }
+    let mut opts = HashMap::new();
+    let mut flags = Vec::new();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--no-nli" | "--help" => flags.push(a),
+            s if s.starts_with("--") => {
+                let v = it.next().ok_or_else(|| format!("{s} needs a value"))?;
+                opts.insert(s[2..].to_string(), v);
+            }
+            other => return Err(format!("unexpected argument {other:?}\n{USAGE}")),
+        }
+    }
+    Ok(Args { cmd, opts, flags })
+}
+
+fn read(path: &str) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| format!("{path}: not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()))
+}
+
+fn model_dir(a: &Args) -> PathBuf {
+    a.opts.get("model").map(PathBuf::from).unwrap_or_else(|| {
+        let local = Path::new("models");
+        if local.join("config.json").exists() { local.to_path_buf() } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("models") }
+    })
+}
+
+/// Load the model described by `DIR/config.json`.
+fn load_model(dir: &Path) -> Result<NliModel, String> {
+    let cfg_bytes = std::fs::read(dir.join("config.json")).map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
+    let cfg: serde_json::Value = serde_json::from_slice(&cfg_bytes).map_err(|e| format!("config.json: {e}"))?;
+    let file = |k: &str, d: &str| dir.join(cfg.get(k).and_then(|v| v.as_str()).unwrap_or(d));
+    let model_path = file("model_file", "model.onnx");
+    let tok_path = file("tokenizer_file", "tokenizer.json");
+    let model = std::fs::read(&model_path).map_err(|e| format!("{}: {e}", model_path.display()))?;
+    let tok = std::fs::read(&tok_path).map_err(|e| format!("{}: {e}", tok_path.display()))?;
+    NliModel::from_bytes(&model, &tok, &cfg_bytes).map_err(|e| format!("[{}] {e}", e.code()))
+}
+
+fn context_from(a: &Args) -> Result<Context, String> {
+    if let Some(p) = a.opts.get("context") {
+        return from_json::<Context>(&read(p)?).map_err(|e| format!("{p}: {e}"));
+    }
+    let path = a.opts.get("chunks").ok_or("--chunks FILE or --context FILE is required")?;
+    let chunks = parse_chunks(&read(path)?).map_err(|e| format!("{path}: [{}] {e}", e.code()))?;
+    let order = match a.opts.get("order").map(String::as_str) {
+        None | Some("relevance") => Order::Relevance,
+        Some("date") => Order::Date,
+        Some(o) => return Err(format!("--order must be relevance or date, not {o:?}")),
+    };
+    let max_tokens = match a.opts.get("max-tokens") {
+        None => None,
+        Some(n) => Some(n.parse::<usize>().map_err(|_| format!("--max-tokens must be a number, not {n:?}"))?),
+    };
+    let opts = ContextOptions { order, viewer: a.opts.get("viewer").cloned(), max_tokens, question: a.opts.get("question").cloned() };
+    Ok(build_context(&chunks, &opts))
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<(), String> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    println!("{s}");
+    Ok(())
+}
+
+fn jsonl(path: &str, mut f: impl FnMut(serde_json::Value) -> Result<serde_json::Value, String>) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+    let out = std::io::stdout();
+    let mut out = out.lock();
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| format!("{path}:{}: {e}", n + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| format!("{path}:{}: {e}", n + 1))?;
+        let r = f(v).map_err(|e| format!("{path}:{}: {e}", n + 1))?;
+        writeln!(out, "{r}").map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn field<'a>(v: &'a serde_json::Value, k: &str) -> Result<&'a str, String> {
+    v.get(k).and_then(|x| x.as_str()).ok_or_else(|| format!("field {k:?} missing or not a string"))
+}
+
+fn run() -> Result<(), String> {
+    let a = parse_args()?;
+    match a.cmd.as_str() {
+        "context" => print_json(&context_from(&a)?),
+        "verify" => {
+            let ctx = context_from(&a)?;
+            let answer_path = a.opts.get("answer").ok_or("--answer FILE is required")?;
+            let answer = read(answer_path)?;
+            let policy = match a.opts.get("policy").map(String::as_str) {
+                None | Some("warn") => Policy::Warn,
+                Some("drop") => Policy::Drop,
+                Some("feedback") => Policy::Feedback,
+                Some(p) => return Err(format!("--policy must be drop, warn or feedback, not {p:?}")),
+            };
+            let model = if a.flags.iter().any(|f| f == "--no-nli") { None } else { Some(load_model(&model_dir(&a))?) };
+            let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail) };
+            let sources: &[Source] = &ctx.sources;
+            let report = meetcite::verify(&answer, sources, &opts).map_err(|e| format!("{answer_path}: [{}] {e}", e.code()))?;
+            match a.opts.get("format").map(String::as_str) {
+                None | Some("json") => print_json(&report),
+                Some("markdown") | Some("md") => {
+                    print!("{}", render_markdown(&report, &RenderOptions::default()));
+                    Ok(())
+                }
+                Some("html") => {
+                    print!("{}", render_html(&report, &RenderOptions::default()));
+                    Ok(())
+                }
+                Some(f) => Err(format!("--format must be json, markdown or html, not {f:?}")),
+            }
+        }
+        "match" => {
+            let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;
+            let mo = MatchOptions::default();
+            jsonl(input, |v| {
+                let text = field(&v, "text")?;
+                let m = match_quote(text, field(&v, "quote")?, &mo);
+                Ok(serde_json::json!({
+                    "id": v.get("id").cloned().unwrap_or(serde_json::Value::Null),
+                    "matched": m.matched, "score": m.score,
+                    "start": byte_to_char(text, m.start), "end": byte_to_char(text, m.end),
+                    "missing_numbers": m.missing_numbers,
+                }))
+            })
+        }
+        "score" => {
+            let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;
+            let model = load_model(&model_dir(&a))?;
+            jsonl(input, |v| {
+                let p = model.score(&[(field(&v, "premise")?, field(&v, "hypothesis")?)]).map_err(|e| format!("[{}] {e}", e.code()))?[0];
+                Ok(serde_json::json!({
+                    "id": v.get("id").cloned().unwrap_or(serde_json::Value::Null),
+                    "entailment": p.entailment, "neutral": p.neutral, "contradiction": p.contradiction,
+                    "supported": model.supported(&p),
+                }))
+            })
+        }
+        other => Err(format!("unknown command {other:?}\n{USAGE}")),
+    }
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("meetcite: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

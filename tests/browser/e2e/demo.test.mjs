@@ -1,0 +1,147 @@
+// End-to-end test of the demo in headless Chromium: load, verify the shipped example, seek the
+// media at a citation, screenshot; privacy: no request after the model loads, none carries
+// transcript text; the model comes from the Cache API on the second visit.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, SLOW, startServer, launch, artifact, recordRequests } from './lib.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+// Distinctive pieces of the transcript: none may appear in any request.
+function transcriptProbes() {
+  const index = JSON.parse(readFileSync(path.join(ROOT, 'www/data/examples.json'), 'utf8'));
+  const ex = index.examples.find((e) => e.name === index.default);
+  const raw = JSON.parse(readFileSync(path.join(ROOT, 'www', ex.chunks), 'utf8'));
+  const chunks = Array.isArray(raw) ? raw : raw.chunks;
+  const probes = [];
+  for (const c of chunks) {
+    const words = c.text.split(/\s+/).filter((w) => w.length > 3);
+    for (let i = 0; i + 4 <= words.length && probes.length < 200; i += 7) probes.push(words.slice(i, i + 4).join(' '));
+  }
+  return probes;
+}
+
+function leaks(req, probes) {
+  const hay = [decodeURIComponent(req.url), req.postData, JSON.stringify(req.headers)].join('\n').toLowerCase();
+  const enc = req.url.toLowerCase();
+  return probes.filter((p) => hay.includes(p.toLowerCase()) || enc.includes(encodeURIComponent(p).toLowerCase()));
+}
+
+const network = (r) => !r.url.startsWith('blob:') && !r.url.startsWith('data:');
+
+test('demo: load, verify the example, seek at a citation, no leaks', { timeout: SLOW + 120_000 }, async () => {
+  const { context } = browser;
+  const requests = recordRequests(context);
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on('console', (msg) => msg.type() === 'error' && consoleErrors.push(msg.text()));
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+  const t0 = Date.now();
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.model === 'ready' || document.body.dataset.model === 'failed', null, { timeout: SLOW });
+  const modelState = await page.evaluate(() => document.body.dataset.model);
+  assert.equal(modelState, 'ready', `model failed to load: ${await page.textContent('#model-text')} ${consoleErrors.join('\n')}`);
+  const loadedAt = requests.length;
+  // the recorder sees the worker's requests too (otherwise the privacy checks would be vacuous)
+  assert.ok(requests.some((r) => r.url.endsWith('.onnx')), `model request observed: ${requests.map((r) => r.url).join(' ')}`);
+  const timings = await page.evaluate(() => window.meetciteDemo.timings.load);
+  console.log(`# chromium: page + model ready in ${Date.now() - t0} ms (fetch ${timings.fetchMs} ms, init ${timings.initMs} ms)`);
+
+  // the example is in the text areas
+  assert.ok((await page.inputValue('#chunks')).length > 100, 'example chunks loaded');
+  assert.ok((await page.inputValue('#answer')).includes('claims'), 'example answer loaded');
+
+  // Build prompt
+  await page.click('#build');
+  await page.waitForFunction(() => document.querySelector('#prompt').textContent.includes('[S1]'));
+  assert.equal(await page.isEnabled('#copy'), true);
+
+  // Verify
+  await page.click('#verify');
+  await page.waitForFunction(() => document.body.dataset.verified === 'true', null, { timeout: SLOW });
+  const statuses = await page.$$eval('#claims > li', (lis) => lis.map((li) => li.dataset.status));
+  console.log(`# chromium: statuses ${statuses.join(', ')}; verify ${await page.evaluate(() => window.meetciteDemo.timings.verify)} ms`);
+  assert.ok(statuses.includes('supported'), `a supported claim: ${statuses}`);
+  assert.ok(statuses.some((s) => s !== 'supported'), `a flagged claim: ${statuses}`);
+  assert.equal(await page.evaluate(() => window.meetciteDemo.report.nliUsed), true, 'the NLI model took part');
+  assert.ok(await page.$('#claims .quote .tip'), 'quote tooltip present');
+  assert.ok((await page.$$('#claims [data-reason]')).length >= 1, 'warning badges present');
+
+  // Citation seeks the media element to the cited second
+  const cite = await page.$('#claims li[data-status="supported"] .cite');
+  assert.ok(cite, 'a citation button on a supported claim');
+  const seconds = Number(await cite.getAttribute('data-seconds'));
+  assert.ok(seconds > 0, `cited second ${seconds}`);
+  await page.waitForFunction(() => document.querySelector('#media').readyState >= 1, null, { timeout: 30_000 });
+  await cite.click();
+  await page.waitForFunction((s) => Math.abs(document.querySelector('#media').currentTime - s) < 0.01, seconds, { timeout: 10_000 });
+  const current = await page.evaluate(() => document.querySelector('#media').currentTime);
+  assert.ok(Math.abs(current - seconds) < 0.01, `currentTime ${current} == ${seconds}`);
+
+  await page.hover('#claims .quote');
+  await page.screenshot({ path: artifact('demo.png'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: artifact('demo-mobile.png'), fullPage: true });
+
+  // Privacy: nothing after the model loaded; nothing carries transcript text; all same-origin
+  const after = requests.slice(loadedAt).filter(network);
+  assert.deepEqual(after.map((r) => r.url), [], 'no request after the model loaded');
+  const probes = transcriptProbes();
+  assert.ok(probes.length > 5, 'probes from the transcript');
+  const origin = new URL(server.url).origin;
+  for (const r of requests.filter(network)) {
+    assert.equal(new URL(r.url).origin, origin, `third-party request ${r.url}`);
+    assert.equal(r.method, 'GET', `${r.method} ${r.url}`);
+    assert.deepEqual(leaks(r, probes), [], `request ${r.url} carries transcript text`);
+  }
+  assert.deepEqual(consoleErrors, [], 'no console errors');
+});
+
+test('demo: second visit loads the model from the Cache API', { timeout: SLOW }, async () => {
+  const { context } = browser;
+  const requests = recordRequests(context);
+  const page = await context.newPage();
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: SLOW });
+  const info = await page.evaluate(() => window.meetciteDemo.timings.load);
+  console.log(`# chromium: cached model ready in ${info.totalMs} ms`);
+  assert.equal(info.cached, true);
+  assert.deepEqual(requests.filter((r) => r.url.endsWith('.onnx')).map((r) => r.url), [], 'the model was not fetched again');
+  await page.close();
+});
+
+test('the package imports from a plain <script type="module"> (main thread)', { timeout: 60_000 }, async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${server.url}data/examples.json`); // same origin, no demo scripts running
+  const r = await page.evaluate(async () => {
+    const s = document.createElement('script');
+    s.type = 'module';
+    s.textContent = `
+      import init, { matchQuote, version } from '/pkg/meetcite.js';
+      await init();
+      const text = 'Dana: 🎉 we agreed on a ten percent discount.';
+      const m = matchQuote(text, 'ten percent discount');
+      window.__meetcite = { version: version(), slice: text.slice(m.start, m.end), start: m.start };
+    `;
+    document.head.append(s);
+    for (let i = 0; i < 200 && !window.__meetcite; i++) await new Promise((r) => setTimeout(r, 50));
+    return window.__meetcite;
+  });
+  assert.ok(r, 'module script ran');
+  assert.equal(r.slice, 'ten percent discount');
+  assert.equal(r.start, 'Dana: 🎉 we agreed on a '.length);
+  await page.close();
+});

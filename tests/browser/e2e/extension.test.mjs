@@ -1,0 +1,50 @@
+// The MV3 extension (www/extension) in headless Chromium: on a page that embeds meetcite data,
+// the content script asks the service worker (wasm) to verify and overlays the verdicts; a
+// citation seeks the page's <audio>.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { ROOT, CHROMIUM, startServer, artifact } from './lib.mjs';
+
+const EXT = path.join(ROOT, 'www/extension');
+let server;
+let context;
+let profile;
+
+before(async () => {
+  server = await startServer();
+  profile = mkdtempSync(path.join(tmpdir(), 'meetcite-ext-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    ignoreDefaultArgs: ['--disable-extensions'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', `--disable-extensions-except=${EXT}`, `--load-extension=${EXT}`],
+  });
+});
+after(async () => {
+  await context?.close().catch(() => {});
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  server?.close();
+});
+
+test('extension overlays verdicts and seeks the page media', { timeout: 120_000, skip: !existsSync(path.join(EXT, 'example.html')) && 'extension example not built' }, async () => {
+  const page = await context.newPage();
+  await page.goto(`${server.url}extension/example.html`);
+  await page.waitForFunction(() => document.querySelector('#meetcite-overlay')?.getAttribute('data-meetcite') === 'done', null, { timeout: 60_000 });
+  const statuses = await page.evaluate(() => [...document.querySelector('#meetcite-overlay').shadowRoot.querySelectorAll('li')].map((li) => li.dataset.status));
+  console.log(`# extension: statuses ${statuses.join(', ')}`);
+  assert.ok(statuses.includes('supported'), statuses.join());
+  assert.ok(statuses.some((s) => s !== 'supported'), statuses.join());
+  await page.waitForFunction(() => document.querySelector('#rec').readyState >= 1, null, { timeout: 30_000 });
+  const seconds = await page.evaluate(() => {
+    const b = document.querySelector('#meetcite-overlay').shadowRoot.querySelector('li[data-status="supported"] button.cite');
+    b.click();
+    return Number(b.dataset.seconds);
+  });
+  await page.waitForFunction((s) => Math.abs(document.querySelector('#rec').currentTime - s) < 0.01, seconds, { timeout: 10_000 });
+  await page.screenshot({ path: artifact('extension.png') });
+});

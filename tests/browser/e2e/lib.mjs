@@ -1,0 +1,58 @@
+// Shared helpers for the Chromium tests: a static server for www/ and a fresh browser profile.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const ARTIFACTS = path.join(ROOT, 'tests/browser/artifacts');
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+export const SLOW = Number(process.env.MEETCITE_TEST_TIMEOUT_MS || 240_000);
+
+export async function startServer() {
+  const proc = spawn(process.execPath, [path.join(ROOT, 'www/serve.mjs'), '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('server did not start')), 10_000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/http:\/\/[^:]+:(\d+)\//);
+      if (m) {
+        clearTimeout(timer);
+        resolve(`http://127.0.0.1:${m[1]}/`);
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { url, close: () => proc.kill('SIGTERM') };
+}
+
+export async function launch() {
+  const profile = mkdtempSync(path.join(tmpdir(), 'meetcite-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    viewport: { width: 1280, height: 900 },
+  });
+  const close = async () => {
+    await context.close().catch(() => {});
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, close };
+}
+
+export function artifact(name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return path.join(ARTIFACTS, name);
+}
+
+// Every request a context makes (pages and workers), in order.
+export function recordRequests(context) {
+  const log = [];
+  context.on('request', (r) => log.push({ url: r.url(), method: r.method(), postData: r.postData() || '', headers: r.headers(), t: Date.now() }));
+  return log;
+}

@@ -1,0 +1,387 @@
+// meetcite demo UI. All heavy work (wasm, model, verification) happens in worker.js.
+const $ = (id) => document.getElementById(id);
+
+const MODEL_URLS = {
+  model: 'models/nli-minilm-l6-int8.onnx',
+  tokenizer: 'models/tokenizer.json',
+  config: 'models/config.json',
+};
+let examples = null; // data/examples.json, written by scripts/build-wasm.sh
+
+// ------------------------------------------------------------------ worker RPC
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+let nextId = 1;
+const pending = new Map();
+worker.onmessage = (ev) => {
+  const msg = ev.data;
+  const p = pending.get(msg.id);
+  if (!p) return;
+  if (msg.type === 'progress') {
+    p.onProgress && p.onProgress(msg);
+    return;
+  }
+  pending.delete(msg.id);
+  if (msg.type === 'result') p.resolve(msg.value);
+  else {
+    const e = new Error(msg.error.message);
+    e.code = msg.error.code;
+    p.reject(e);
+  }
+};
+worker.onerror = (ev) => showError({ code: 'worker', message: ev.message || 'worker failed to start' });
+function call(type, args = {}, onProgress) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, onProgress });
+    worker.postMessage({ id, type, ...args });
+  });
+}
+
+// ------------------------------------------------------------------ state
+const state = {
+  modelReady: false,
+  modelFailed: false,
+  context: null, // result of buildContext for the current chunks/options
+  contextKey: null,
+  report: null,
+  timings: {},
+};
+window.meetciteDemo = state; // for tests and curious users
+
+function showError(e) {
+  const el = $('error');
+  if (!e) {
+    el.hidden = true;
+    el.textContent = '';
+    return;
+  }
+  el.hidden = false;
+  el.textContent = `${e.code ? `[${e.code}] ` : ''}${e.message}`;
+}
+
+function fmtBytes(n) {
+  return n > 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${Math.round(n / 1e3)} kB`;
+}
+
+function clock(s) {
+  s = Math.max(0, Math.floor(s));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${String(m).padStart(2, '0')}:${sec}`;
+}
+
+function showTimings() {
+  const t = state.timings;
+  const parts = [];
+  if (t.load) parts.push(`model ${t.load.cached ? 'from cache' : 'downloaded'} + ready in ${t.load.totalMs} ms`);
+  if (t.verify != null) parts.push(`last verification ${t.verify} ms`);
+  $('timings').textContent = parts.join(' · ');
+}
+
+// ------------------------------------------------------------------ silent media for seeking
+// The fixture has no recording: generate a silent 8-bit mono WAV long enough to cover every
+// chunk, so citations can seek it. No network request, nothing leaves the page.
+function silentWav(seconds, rate = 8000) {
+  const n = Math.ceil(seconds * rate);
+  const buf = new ArrayBuffer(44 + n);
+  const v = new DataView(buf);
+  const str = (o, s) => [...s].forEach((c, i) => v.setUint8(o + i, c.charCodeAt(0)));
+  str(0, 'RIFF');
+  v.setUint32(4, 36 + n, true);
+  str(8, 'WAVE');
+  str(12, 'fmt ');
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true); // PCM
+  v.setUint16(22, 1, true); // mono
+  v.setUint32(24, rate, true);
+  v.setUint32(28, rate, true); // byte rate
+  v.setUint16(32, 1, true); // block align
+  v.setUint16(34, 8, true); // bits
+  str(36, 'data');
+  v.setUint32(40, n, true);
+  new Uint8Array(buf, 44).fill(128); // 8-bit PCM silence
+  return new Blob([buf], { type: 'audio/wav' });
+}
+
+let mediaUrl = null;
+function prepareMedia(chunks) {
+  const end = Math.max(60, ...chunks.map((c) => Number(c.end) || 0));
+  const media = $('media');
+  if (mediaUrl) URL.revokeObjectURL(mediaUrl);
+  mediaUrl = URL.createObjectURL(silentWav(Math.ceil(end) + 5));
+  media.src = mediaUrl;
+  media.dataset.duration = String(Math.ceil(end) + 5);
+  const withUrl = chunks.find((c) => c.recording_url || c.recordingUrl);
+  $('media-note').textContent = withUrl
+    ? 'Silent placeholder track (recordings open in a new tab from each citation).'
+    : 'No recording in these chunks: a silent placeholder track stands in so citations can seek.';
+}
+
+function seek(seconds) {
+  const media = $('media');
+  const go = () => {
+    media.currentTime = seconds;
+    media.dataset.seekedTo = String(seconds);
+  };
+  if (media.readyState >= 1) go();
+  else media.addEventListener('loadedmetadata', go, { once: true });
+}
+
+// ------------------------------------------------------------------ inputs
+function readChunks() {
+  const raw = $('chunks').value;
+  let chunks;
+  try {
+    chunks = JSON.parse(raw);
+  } catch (e) {
+    const err = new Error(`chunks: ${e.message}`);
+    err.code = 'invalid_json';
+    throw err;
+  }
+  return Array.isArray(chunks) ? chunks : chunks.chunks || [];
+}
+
+function contextOptions() {
+  const q = $('question').value.trim();
+  return { order: $('order').value, question: q || undefined };
+}
+
+// Build (or reuse) the context: the lookup table verification needs.
+async function ensureContext() {
+  const key = JSON.stringify([$('chunks').value, contextOptions()]);
+  if (state.context && state.contextKey === key) return state.context;
+  readChunks(); // surface JSON errors with a clear message
+  // The textarea holds the file format (JSON string, UTF-8 byte offsets), exactly what the CLI reads.
+  const ctx = await call('buildContext', { chunks: $('chunks').value, opts: contextOptions() });
+  state.context = ctx;
+  state.contextKey = key;
+  prepareMedia(ctx.sources.map((s) => s.chunk));
+  return ctx;
+}
+
+async function onBuild() {
+  showError(null);
+  try {
+    const ctx = await ensureContext();
+    $('prompt').textContent = ctx.prompt;
+    $('prompt-meta').textContent = `${ctx.sources.length} sources, ${ctx.prompt.length} characters${ctx.dropped.length ? `, ${ctx.dropped.length} dropped` : ''}`;
+    $('prompt-box').open = true;
+    $('copy').disabled = false;
+  } catch (e) {
+    showError(e);
+  }
+}
+
+async function onCopy() {
+  const text = $('prompt').textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    $('copy-status').textContent = 'Copied.';
+  } catch {
+    // clipboard permission denied (e.g. headless): select the text instead
+    const r = document.createRange();
+    r.selectNodeContents($('prompt'));
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(r);
+    $('copy-status').textContent = 'Selected — press Ctrl/Cmd+C.';
+  }
+}
+
+async function onVerify() {
+  showError(null);
+  $('verify').disabled = true;
+  $('verify-status').textContent = 'Verifying…';
+  try {
+    const ctx = await ensureContext();
+    const { report, ms, nli } = await call('verify', { answer: $('answer').value, sources: ctx.sources, opts: { policy: $('policy').value } });
+    state.report = report;
+    state.timings.verify = ms;
+    state.lastVerifyUsedModel = nli;
+    renderReport(report, ctx);
+    $('verify-status').textContent = `Done in ${ms} ms${nli ? '' : ' (quote check only: model not loaded)'}.`;
+    call('renderMarkdown', { report }).then((md) => ($('markdown').textContent = md)).catch(() => {});
+    document.body.dataset.verified = 'true';
+  } catch (e) {
+    showError(e);
+    $('verify-status').textContent = '';
+  } finally {
+    $('verify').disabled = false;
+    showTimings();
+  }
+}
+
+// ------------------------------------------------------------------ report rendering
+const STATUS_CLASS = { supported: 'ok', flagged: 'warn', unknown_source: 'bad', unparsable: 'bad' };
+const STATUS_LABEL = { supported: 'supported', flagged: 'flagged', unknown_source: 'unknown source', unparsable: 'unparsable' };
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c != null) e.append(c);
+  return e;
+}
+
+function sourceFor(ctx, claim) {
+  if (claim.chunkId) {
+    const byId = ctx.sources.find((s) => s.chunk.id === claim.chunkId);
+    if (byId) return byId;
+  }
+  const label = claim.source == null ? null : String(claim.source).startsWith('S') ? claim.source : `S${claim.source}`;
+  return ctx.sources.find((s) => s.label === label) || null;
+}
+
+// The quote tooltip: the matched span in its surrounding text (offsets are UTF-16: plain slice()).
+function quoteTip(claim, src) {
+  const tip = el('span', { class: 'tip', role: 'tooltip' });
+  const [start, end] = claim.span || [0, 0]; // UTF-16 offsets into the chunk text
+  const text = src && src.chunk.text;
+  if (text && end > start) {
+    const a = Math.max(0, start - 120);
+    const b = Math.min(text.length, end + 120);
+    const who = claim.speaker ? `${claim.speaker} · ` : '';
+    const nli = claim.nli ? ` · entailment ${claim.nli.context.entailment.toFixed(2)}` : '';
+    tip.append(el('strong', { text: `${who}${src.label} · match ${claim.quoteScore ?? '?'}%${nli}` }), el('br'),
+      a > 0 ? '…' : '', text.slice(a, start), el('mark', { text: text.slice(start, end) }), text.slice(end, b), b < text.length ? '…' : '');
+  } else if (claim.matchedText) {
+    tip.append('Matched: ', el('mark', { text: claim.matchedText }));
+  } else {
+    tip.append('Quote not found in the cited source.');
+  }
+  return tip;
+}
+
+function renderReport(report, ctx) {
+  const list = $('claims');
+  list.replaceChildren();
+  const counts = {};
+  for (const c of report.claims) counts[c.status] = (counts[c.status] || 0) + 1;
+  const summary = Object.entries(counts).map(([s, n]) => el('span', { class: `badge ${STATUS_CLASS[s] || ''}`, 'data-count': s, text: `${n} ${STATUS_LABEL[s] || s}` }));
+  if (report.abstain) summary.push(el('span', { class: 'badge bad', 'data-abstain': '', text: report.abstainMessage || 'abstained' }));
+  summary.push(el('span', { class: 'muted', text: report.nliUsed ? 'quote + NLI check' : 'quote check only' }));
+  $('summary').replaceChildren(...summary);
+  report.claims.forEach((c, i) => {
+    const src = sourceFor(ctx, c);
+    const reasons = c.reasons || [];
+    const head = el('div', { class: 'claim-head' },
+      el('span', { class: `badge ${STATUS_CLASS[c.status] || ''}`, 'data-role': 'status', text: STATUS_LABEL[c.status] || c.status }),
+      el('span', { class: 'claim-text', text: c.text }));
+    const meta = el('div', { class: 'claim-meta' });
+    if (c.quote) {
+      meta.append(el('span', { class: 'quote', tabindex: 0, 'aria-label': `Quote: ${c.quote}` }, `“${c.quote}”`, quoteTip(c, src)));
+    }
+    if (c.link) {
+      meta.append(el('button', {
+        type: 'button', class: 'cite', 'data-seconds': c.link.seconds, 'data-meeting': c.link.meetingId,
+        title: `Play from ${clock(c.link.seconds)}`, onclick: () => seek(c.link.seconds), text: `▶ ${c.link.label}`,
+      }));
+      if (c.link.url) meta.append(el('a', { href: c.link.url, target: '_blank', rel: 'noopener noreferrer', text: 'recording ↗' }));
+    } else if (c.source) {
+      meta.append(el('span', { class: 'badge', text: String(c.source) }));
+    }
+    for (const r of reasons) {
+      meta.append(el('span', { class: `badge ${r.severity === 'info' ? '' : 'warn'}`, 'data-reason': r.code || '', title: r.message || '', text: `⚠ ${(r.code || r.message || '').replace(/_/g, ' ')}` }));
+    }
+    const li = el('li', { class: `claim status-${c.status} ${c.status === 'supported' ? '' : 'flagged'}`, 'data-status': c.status, 'data-index': i }, head, meta);
+    if (reasons.length) li.append(el('ul', { class: 'reasons' }, reasons.map((r) => el('li', { text: r.message || r.code }))));
+    list.append(li);
+  });
+  const notes = [];
+  for (const c of report.conflicts || []) notes.push(el('p', { class: 'conflict badge warn', 'data-conflict': '', text: `⚠ ${c.message}` }));
+  if (report.dropped && report.dropped.length) notes.push(el('p', { class: 'muted', text: `${report.dropped.length} claim(s) removed by the drop policy.` }));
+  if (report.feedback) notes.push(el('pre', { text: report.feedback }));
+  $('answer-errors').replaceChildren(...notes);
+}
+
+// ------------------------------------------------------------------ model
+async function loadModel() {
+  const bar = $('model-progress');
+  const text = $('model-text');
+  const files = {};
+  try {
+    await call('init');
+    $('verify').disabled = false; // quote-only verification works without the model
+    text.textContent = 'Downloading the NLI model…';
+    const info = await call('load', { urls: MODEL_URLS }, (p) => {
+      files[p.file] = p;
+      const loaded = Object.values(files).reduce((a, f) => a + f.loaded, 0);
+      const total = Object.values(files).reduce((a, f) => a + (f.total || f.loaded), 0);
+      if (total) bar.value = loaded / total;
+      text.textContent = `${p.cached ? 'Loading the NLI model from cache' : 'Downloading the NLI model'}: ${fmtBytes(loaded)}${total ? ` / ${fmtBytes(total)}` : ''}`;
+      if (loaded >= total) text.textContent = 'Preparing the model…';
+    });
+    bar.value = 1;
+    state.modelReady = true;
+    state.timings.load = info;
+    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${info.totalMs} ms).`;
+    document.body.dataset.model = 'ready';
+    showTimings();
+  } catch (e) {
+    state.modelFailed = true;
+    document.body.dataset.model = 'failed';
+    text.textContent = `NLI model unavailable (${e.code || 'error'}): quotes are still checked.`;
+    bar.hidden = true;
+    console.error(e);
+  }
+}
+
+async function exampleList() {
+  if (!examples) {
+    examples = await fetch('data/examples.json').then((r) => (r.ok ? r.json() : { examples: [] }));
+    const sel = $('example-select');
+    sel.replaceChildren(...examples.examples.map((e) => el('option', { value: e.name, text: e.name, selected: e.name === examples.default })));
+  }
+  return examples;
+}
+
+async function loadExample() {
+  showError(null);
+  try {
+    const list = await exampleList();
+    const ex = list.examples.find((e) => e.name === $('example-select').value) || list.examples[0];
+    if (!ex) return;
+    const [chunks, answer] = await Promise.all([fetch(ex.chunks).then((r) => r.text()), fetch(ex.answer).then((r) => r.text())]);
+    $('chunks').value = chunks;
+    let q = '';
+    let ans = answer;
+    try {
+      const a = JSON.parse(answer);
+      // the fixture may wrap the LLM answer: {question, answer}
+      if (a && typeof a === 'object' && !Array.isArray(a) && !a.claims && (a.answer || a.text)) {
+        q = a.question || '';
+        ans = typeof (a.answer || a.text) === 'string' ? a.answer || a.text : JSON.stringify(a.answer || a.text, null, 2);
+      } else {
+        q = a.question || '';
+        ans = JSON.stringify(a.claims ? { claims: a.claims } : a, null, 2);
+      }
+    } catch {
+      // not JSON: an answer with prose around the JSON, keep as is
+    }
+    $('answer').value = ans;
+    $('question').value = q;
+    state.context = null;
+    state.report = null;
+    $('claims').replaceChildren();
+    $('summary').replaceChildren();
+    try {
+      prepareMedia(readChunks());
+    } catch {}
+  } catch (e) {
+    showError({ code: 'example', message: `could not load the example: ${e.message}` });
+  }
+}
+
+$('build').addEventListener('click', onBuild);
+$('copy').addEventListener('click', onCopy);
+$('verify').addEventListener('click', onVerify);
+$('example').addEventListener('click', loadExample);
+$('example-select').addEventListener('change', loadExample);
+loadExample();
+loadModel();

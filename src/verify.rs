@@ -365,7 +365,7 @@ fn blank(index: usize, text: String, source: Option<String>, quote: String, stat
 
 fn check_claim<'s>(c: &Claim, sources: &'s [Source], speakers: &[String], opts: &VerifyOptions) -> Work<'s> {
     let label = format!("S{}", c.source);
-    let Some(src) = sources.iter().find(|s| s.label == label) else {
+    let Some(src) = crate::context::lookup(sources, c.source) else {
         let known = match sources.len() {
             0 => "there are no sources".to_string(),
             n => format!("the sources are S1..S{n}"),

@@ -1,7 +1,7 @@
 //! `meetcite` command line: context, verify, match, score. Errors go to stderr, exit code 2.
 
 use meetcite::context::{from_json, Context, ContextOptions, Order, Source};
-use meetcite::nli::NliModel;
+use meetcite::nli::{NliConfig, NliModel};
 use meetcite::quote::{match_quote, MatchOptions};
 use meetcite::text::byte_to_char;
 use meetcite::verify::{Entail, Policy, VerifyOptions};
@@ -60,10 +60,9 @@ fn model_dir(a: &Args) -> PathBuf {
 /// Load the model described by `DIR/config.json`.
 fn load_model(dir: &Path) -> Result<NliModel, String> {
     let cfg_bytes = std::fs::read(dir.join("config.json")).map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
-    let cfg: serde_json::Value = serde_json::from_slice(&cfg_bytes).map_err(|e| format!("config.json: {e}"))?;
-    let file = |k: &str, d: &str| dir.join(cfg.get(k).and_then(|v| v.as_str()).unwrap_or(d));
-    let model_path = file("model_file", "model.onnx");
-    let tok_path = file("tokenizer_file", "tokenizer.json");
+    let cfg: NliConfig = serde_json::from_slice(&cfg_bytes).map_err(|e| format!("config.json: {e}"))?;
+    let model_path = dir.join(cfg.model_file.as_deref().unwrap_or("model.onnx"));
+    let tok_path = dir.join(cfg.tokenizer_file.as_deref().unwrap_or("tokenizer.json"));
     let model = std::fs::read(&model_path).map_err(|e| format!("{}: {e}", model_path.display()))?;
     let tok = std::fs::read(&tok_path).map_err(|e| format!("{}: {e}", tok_path.display()))?;
     NliModel::from_bytes(&model, &tok, &cfg_bytes).map_err(|e| format!("[{}] {e}", e.code()))

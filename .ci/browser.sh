@@ -3,6 +3,7 @@
 # Node and Chromium tests. Called from .ci/run; also runnable alone.
 #   CHROMIUM_PATH   browser binary (default /usr/bin/chromium; apt-installed when missing)
 #   SKIP_BUILD=1    reuse pkg/ and www/ as they are
+#   INSTALL_ONLY=1  only install the toolchain, chromium and node packages (bench/run uses this)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -40,6 +41,8 @@ if [ ! -d node_modules/playwright-core ]; then
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund || PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund
 fi
 cd "$ROOT"
+
+[ -n "${INSTALL_ONLY:-}" ] && exit 0
 
 if [ -z "${SKIP_BUILD:-}" ]; then
   step "wasm build"

@@ -90,13 +90,17 @@ pub fn parse_source(raw: &str) -> Result<u32, String> {
 }
 
 /// Locate the JSON object in the text: inside a ```json fence if there is one, else the first
-/// `{` that starts a complete JSON value.
+/// `{` that starts a complete JSON object; objects with a `"claims"` key first.
 fn find_json(text: &str) -> Result<Value, AnswerError> {
     let mut candidates: Vec<&str> = Vec::new();
     let mut rest = text;
     while let Some(p) = rest.find("```") {
         let after = &rest[p + 3..];
-        let body_start = after.find('\n').map(|n| n + 1).unwrap_or(0);
+        // The info string (`json`) runs to the end of the line, but only when the line ends before
+        // the next fence: searching the whole rest for a newline made many fences on one line
+        // quadratic.
+        let line = after.find("```").map_or(after, |e| &after[..e]);
+        let body_start = line.find('\n').map(|n| n + 1).unwrap_or(0);
         let body = &after[body_start..];
         match body.find("```") {
             Some(e) => {
@@ -110,14 +114,26 @@ fn find_json(text: &str) -> Result<Value, AnswerError> {
         }
     }
     candidates.push(text);
+    // The first object with a "claims" key wins; failing that, the first object. An object
+    // without one is skipped whole: `{}` in the prose before the answer, or a claim object that a
+    // "fence" cut out of the answer when a quoted transcript contains ``` (a fuzzing find: the
+    // whole answer was lost as `missing_claims`).
     let mut first_err: Option<AnswerError> = None;
+    let mut first_obj: Option<Value> = None;
     for cand in candidates {
         let mut offset = 0;
         while let Some(p) = cand[offset..].find('{') {
             let start = offset + p;
             let mut it = serde_json::Deserializer::from_str(&cand[start..]).into_iter::<Value>();
             match it.next() {
-                Some(Ok(v @ Value::Object(_))) => return Ok(v),
+                Some(Ok(v @ Value::Object(_))) => {
+                    if v.get("claims").is_some() {
+                        return Ok(v);
+                    }
+                    offset = start + it.byte_offset().max(1);
+                    first_obj.get_or_insert(v);
+                    continue;
+                }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
                     if first_err.is_none() {
@@ -138,7 +154,10 @@ fn find_json(text: &str) -> Result<Value, AnswerError> {
             }
         }
     }
-    Err(first_err.unwrap_or(AnswerError::NoJson))
+    match first_obj {
+        Some(v) => Ok(v),
+        None => Err(first_err.unwrap_or(AnswerError::NoJson)),
+    }
 }
 
 /// Parse an LLM answer.
@@ -146,7 +165,9 @@ pub fn parse_answer(text: &str) -> Result<ParsedAnswer, AnswerError> {
     if text.len() > MAX_ANSWER_BYTES {
         return Err(AnswerError::TooLarge { what: "bytes", size: text.len(), limit: MAX_ANSWER_BYTES });
     }
-    let v = find_json(text)?;
+    // a broken surrogate pair in one claim must not lose the whole answer
+    let text = crate::context::replace_lone_surrogate_escapes(text);
+    let v = find_json(&text)?;
     let obj = v.as_object().expect("find_json returns objects");
     let claims = match obj.get("claims") {
         None => {

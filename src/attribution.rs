@@ -66,10 +66,18 @@ pub fn speaker_mismatch(claim: &str, quoted: &str, actual: &[String], candidates
 /// Do two statements talk about the same subject? Share at least two content words, or half of
 /// the smaller set.
 pub fn same_subject(a: &str, b: &str) -> bool {
-    let wa: std::collections::BTreeSet<String> = content_words(a).into_iter().map(|w| stem(&w)).collect();
-    let wb: std::collections::BTreeSet<String> = content_words(b).into_iter().map(|w| stem(&w)).collect();
-    let shared = wa.intersection(&wb).count();
-    let small = wa.len().min(wb.len());
+    let (wa, wb) = (subject_words(a), subject_words(b));
+    same_subject_counts(wa.intersection(&wb).count(), wa.len(), wb.len())
+}
+
+/// The stemmed content words [`same_subject`] compares.
+pub fn subject_words(text: &str) -> std::collections::BTreeSet<String> {
+    content_words(text).into_iter().map(|w| stem(&w)).collect()
+}
+
+/// [`same_subject`] from the number of shared subject words and the sizes of both sets.
+pub fn same_subject_counts(shared: usize, len_a: usize, len_b: usize) -> bool {
+    let small = len_a.min(len_b);
     small > 0 && (shared >= 2 || 2 * shared >= small.max(2))
 }
 

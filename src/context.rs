@@ -2,7 +2,7 @@
 //! de-duplication, ordering, numbering `S1..Sn`, neutralising spoofed markers, and the prompt.
 
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One speaker turn inside a chunk; `text_start`/`text_end` are UTF-8 byte offsets into the chunk text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,9 +80,57 @@ impl InputError {
 pub const MAX_CHUNK_BYTES: usize = 16 * 1024 * 1024;
 pub const MAX_CHUNKS: usize = 10_000;
 
-/// Parse JSON into `T`, reporting the field path of the first defect.
+/// Replace JSON escapes of lone UTF-16 surrogates (`"\ud800"`, a `\udc00` without its high half)
+/// by `\ufffd`, which has the same length, so error positions do not move. `JSON.stringify` and
+/// Python's `json.dumps` write such escapes for strings with a broken surrogate pair (a truncated
+/// emoji), and serde_json rejects them: one broken character would lose the whole answer or chunk
+/// list. wasm-bindgen makes the same replacement for raw lone surrogates in JS strings.
+pub fn replace_lone_surrogate_escapes(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains("\\u") {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let b = json.as_bytes();
+    let hex4 = |i: usize| -> Option<u32> {
+        let h = b.get(i..i + 4)?;
+        h.iter().all(u8::is_ascii_hexdigit).then(|| h.iter().fold(0, |v, &c| v * 16 + (c as char).to_digit(16).unwrap()))
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match (b[i + 1], hex4(i + 2)) {
+            (b'u', Some(u)) if (0xD800..0xDC00).contains(&u) => {
+                let low = b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') && hex4(i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+                if low {
+                    i += 12;
+                    continue;
+                }
+                out.get_or_insert_with(|| b.to_vec())[i..i + 6].copy_from_slice(b"\\ufffd");
+                i += 6;
+            }
+            (b'u', Some(u)) if (0xDC00..0xE000).contains(&u) => {
+                out.get_or_insert_with(|| b.to_vec())[i..i + 6].copy_from_slice(b"\\ufffd");
+                i += 6;
+            }
+            (b'u', Some(_)) => i += 6,
+            _ => i += 2, // any other escape, including `\\`
+        }
+    }
+    match out {
+        // only ASCII was replaced by ASCII
+        Some(v) => std::borrow::Cow::Owned(String::from_utf8(v).expect("still UTF-8")),
+        None => std::borrow::Cow::Borrowed(json),
+    }
+}
+
+/// Parse JSON into `T`, reporting the field path of the first defect. Lone surrogate escapes
+/// become U+FFFD first ([`replace_lone_surrogate_escapes`]).
 pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, InputError> {
-    let de = &mut serde_json::Deserializer::from_str(json);
+    let json = replace_lone_surrogate_escapes(json);
+    let de = &mut serde_json::Deserializer::from_str(&json);
     serde_path_to_error::deserialize(de).map_err(|e| InputError::Json {
         path: e.path().to_string(),
         message: e.inner().to_string(),
@@ -287,48 +335,25 @@ pub fn answer_schema() -> serde_json::Value {
 /// delimiters: `[S7]` becomes `(S7)`, `<sources>`/`</sources>` lose their angle brackets.
 /// Header fields are also flattened to one line.
 pub fn neutralise(text: &str, one_line: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if matches!(c, '[' | '［' | '【') {
-            // look ahead: optional spaces, S/s, digits, optional spaces, closing bracket
-            let mut j = i + 1;
-            while j < chars.len() && chars[j] == ' ' {
-                j += 1;
-            }
-            if j < chars.len() && matches!(chars[j], 'S' | 's' | 'Ｓ') {
-                let mut k = j + 1;
-                while k < chars.len() && (chars[k].is_ascii_digit() || chars[k].is_numeric()) {
-                    k += 1;
-                }
-                if k > j + 1 {
-                    out.push('(');
-                    i += 1;
-                    continue;
-                }
-            }
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' | '［' | '【' if opens_marker(&text[i + c.len_utf8()..]) => out.push('('),
+            ']' | '］' | '】' => out.push(')'),
+            '<' => out.push('‹'),
+            '>' => out.push('›'),
+            '\n' | '\r' if one_line => out.push(' '),
+            '|' if one_line => out.push('/'),
+            _ => out.push(c),
         }
-        if matches!(c, ']' | '］' | '】') {
-            out.push(')');
-            i += 1;
-            continue;
-        }
-        if c == '<' || c == '>' {
-            out.push(if c == '<' { '‹' } else { '›' });
-            i += 1;
-            continue;
-        }
-        if one_line && (c == '\n' || c == '\r' || c == '|') {
-            out.push(if c == '|' { '/' } else { ' ' });
-            i += 1;
-            continue;
-        }
-        out.push(c);
-        i += 1;
     }
     out
+}
+
+/// After an opening bracket: optional spaces, `S`/`s`/`Ｓ`, at least one digit.
+fn opens_marker(rest: &str) -> bool {
+    let mut it = rest.chars().skip_while(|&c| c == ' ');
+    matches!(it.next(), Some('S' | 's' | 'Ｓ')) && it.next().is_some_and(|c| c.is_ascii_digit() || c.is_numeric())
 }
 
 /// `[S2] Pricing sync | 2024-04-12 | 30:35 | Dana Okafor, Luis Vega`
@@ -337,16 +362,52 @@ pub fn header(label: &str, c: &Chunk) -> String {
     format!("[{label}] {} | {} | {} | {}", neutralise(&c.meeting_title, true), c.date, crate::text::clock(c.start), speakers)
 }
 
-fn overlaps(a: &Chunk, b: &Chunk) -> bool {
-    if a.text == b.text {
-        return true;
-    }
-    if a.meeting_id != b.meeting_id {
-        return false;
-    }
-    let inter = a.end.min(b.end) - a.start.max(b.start);
-    let shorter = (a.end - a.start).min(b.end - b.start);
+/// Two chunks of one meeting whose times overlap by more than half of the shorter one.
+fn times_overlap(a: (f64, f64), b: (f64, f64)) -> bool {
+    let inter = a.1.min(b.1) - a.0.max(b.0);
+    let shorter = (a.1 - a.0).min(b.1 - b.0);
     shorter > 0.0 && inter > 0.5 * shorter
+}
+
+/// The kept chunks of one meeting that have a duration, by start time. None contains another
+/// (that would be an overlap), so their ends increase with their starts, and the kept chunks that
+/// a new one intersects are neighbours in this order: finding an overlap does not scan the meeting.
+#[derive(Default)]
+struct Timeline(BTreeMap<u64, f64>);
+
+impl Timeline {
+    /// Order-preserving key of a time.
+    fn key(t: f64) -> u64 {
+        let b = (t + 0.0).to_bits();
+        if b >> 63 == 1 { !b } else { b | 1 << 63 }
+    }
+
+    fn overlaps(&self, span: (f64, f64)) -> bool {
+        if !(span.1 > span.0) {
+            return false; // no duration: overlaps nothing
+        }
+        // kept chunks starting before this one ends, latest first, while they end after it starts
+        for (&k, &end) in self.0.range(..Self::key(span.1)).rev() {
+            if end <= span.0 {
+                return false;
+            }
+            let start = self.start_of(k);
+            if times_overlap((start, end), span) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn start_of(&self, key: u64) -> f64 {
+        f64::from_bits(if key >> 63 == 1 { key & !(1 << 63) } else { !key })
+    }
+
+    fn insert(&mut self, span: (f64, f64)) {
+        if span.1 > span.0 {
+            self.0.insert(Self::key(span.0), span.1);
+        }
+    }
 }
 
 /// Build the prompt, the schema and the lookup table.
@@ -363,12 +424,20 @@ pub fn build_context(chunks: &[Chunk], opts: &ContextOptions) -> Context {
     // 3. de-duplicate (keep the stronger one)
     let mut dropped = Vec::new();
     let mut kept: Vec<&Chunk> = Vec::new();
+    // a duplicate: same id, same text, or (same meeting) overlapping times. Texts are hashed and
+    // times compared per meeting, so 10 000 chunks do not cost 10 000^2 text comparisons.
     let mut ids = HashSet::new();
+    let mut texts: HashSet<&str> = HashSet::new();
+    let mut times: HashMap<&str, Timeline> = HashMap::new();
     for (_, c) in ranked {
-        if !ids.insert(c.id.as_str()) || kept.iter().any(|k| overlaps(k, c)) {
+        let span = (c.start, c.end);
+        let same_time = || times.get(c.meeting_id.as_str()).is_some_and(|t| t.overlaps(span));
+        if !ids.insert(c.id.as_str()) || texts.contains(c.text.as_str()) || same_time() {
             dropped.push(c.id.clone());
             continue;
         }
+        texts.insert(&c.text);
+        times.entry(&c.meeting_id).or_default().insert(span);
         kept.push(c);
     }
     // 4. token budget: drop the weakest until the prompt fits
@@ -428,4 +497,38 @@ pub fn build_context(chunks: &[Chunk], opts: &ContextOptions) -> Context {
 pub fn lookup(sources: &[Source], n: u32) -> Option<&Source> {
     let label = format!("S{n}");
     sources.iter().find(|s| s.label == label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timeline finds exactly the overlaps a scan of every kept chunk finds.
+    #[test]
+    fn timeline_equals_pairwise_scan() {
+        let mut x: u64 = 7;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for round in 0..200 {
+            let mut tl = Timeline::default();
+            let mut kept: Vec<(f64, f64)> = Vec::new();
+            for _ in 0..60 {
+                let s = next(400) as f64 / if round % 2 == 0 { 1.0 } else { 4.0 };
+                let span = (s, s + next(60) as f64);
+                let want = kept.iter().any(|&k| times_overlap(k, span));
+                assert_eq!(tl.overlaps(span), want, "{span:?} vs {kept:?}");
+                if !want {
+                    kept.push(span);
+                    tl.insert(span);
+                }
+            }
+        }
+        assert_eq!(Timeline::key(-0.0), Timeline::key(0.0));
+        for t in [0.0, 1.5, 1e300, -2.0] {
+            assert_eq!(Timeline::default().start_of(Timeline::key(t)), t);
+        }
+        assert!(Timeline::key(-1.0) < Timeline::key(0.0) && Timeline::key(0.0) < Timeline::key(0.5));
+    }
 }

@@ -25,4 +25,4 @@ pub use context::{build_context, parse_chunks, Chunk, Context, ContextOptions, I
 pub use metrics::{metrics, Gold, Metrics};
 pub use quote::{match_quote, MatchOptions, QuoteMatch};
 pub use render::{deep_link, render_html, render_markdown, DeepLink, RenderOptions};
-pub use verify::{verify, ClaimVerdict, Policy, Reason, Report, Status, VerifyOptions};
+pub use verify::{nli_plan, verify, ClaimVerdict, Policy, Precomputed, Reason, Report, ScoredPair, Status, VerifyOptions};

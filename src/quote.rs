@@ -4,7 +4,7 @@
 //! Numbers in the quote must appear identically in the span; stitched quotes fail.
 
 use crate::context::Chunk;
-use crate::text::{match_tokens, numbers, Token};
+use crate::text::{numbers, visit_match_tokens, Token};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -42,7 +42,8 @@ pub struct QuoteMatch {
     pub end: usize,
     /// Numbers of the quote that the span lacks (canonical form, e.g. `"10%"`).
     pub missing_numbers: Vec<String>,
-    /// Longest run of chunk characters the quote skipped inside the span.
+    /// Longest run of chunk characters the quote skipped inside the span (computed only when the
+    /// score reaches the threshold; 0 otherwise).
     pub max_gap: usize,
     pub stitched: bool,
     pub too_long: bool,
@@ -54,28 +55,88 @@ impl QuoteMatch {
     }
 }
 
-/// A normalised view: chars of the tokens joined by single spaces, each char mapped to a token.
+/// A normalised view: the normalised chars of the match tokens joined by single spaces, each
+/// char mapped to its token, and each token's byte span in the original text. Built without a
+/// per-token allocation; [`View::tokens`] materialises [`Token`]s for a range on demand.
 struct View {
     chars: Vec<char>,
     tok: Vec<u32>,
-    tokens: Vec<Token>,
+    /// byte span of each token in the original text
+    spans: Vec<(usize, usize)>,
+    /// index in `chars` of each token's first char
+    first: Vec<u32>,
 }
 
-fn view(text: &str) -> View {
-    let tokens = match_tokens(text);
-    let mut chars = Vec::with_capacity(text.len());
-    let mut tok = Vec::with_capacity(text.len());
-    for (i, t) in tokens.iter().enumerate() {
-        if i > 0 {
-            chars.push(' ');
-            tok.push(i as u32);
+impl View {
+    fn new(text: &str) -> View {
+        let mut v = View { chars: Vec::with_capacity(text.len()), tok: Vec::with_capacity(text.len()), spans: Vec::new(), first: Vec::new() };
+        visit_match_tokens(text, |start, end, norm| {
+            let i = v.spans.len() as u32;
+            if i > 0 {
+                v.chars.push(' ');
+                v.tok.push(i);
+            }
+            v.first.push(v.chars.len() as u32);
+            for c in norm.chars() {
+                v.chars.push(c);
+                v.tok.push(i);
+            }
+            v.spans.push((start, end));
+        });
+        v
+    }
+
+    /// Tokens `range` (normalised text and byte spans).
+    fn tokens(&self, range: std::ops::Range<usize>) -> Vec<Token> {
+        range
+            .map(|i| {
+                let a = self.first[i] as usize;
+                let b = self.first.get(i + 1).map_or(self.chars.len(), |&f| f as usize - 1);
+                Token { norm: self.chars[a..b].iter().collect(), start: self.spans[i].0, end: self.spans[i].1 }
+            })
+            .collect()
+    }
+}
+
+/// Pattern bit masks for Myers' algorithm: per distinct pattern char, one `u64` per 64-row block.
+struct Peq {
+    nb: usize,
+    index: HashMap<char, usize>,
+    ascii: [usize; 128],
+    masks: Vec<u64>, // slot 0 = chars not in the pattern
+}
+
+impl Peq {
+    fn new(pat: &[char]) -> Peq {
+        let nb = pat.len().div_ceil(64);
+        let mut p = Peq { nb, index: HashMap::new(), ascii: [usize::MAX; 128], masks: vec![0; nb] };
+        for (i, &c) in pat.iter().enumerate() {
+            let slot = match p.index.get(&c) {
+                Some(&s) => s,
+                None => {
+                    p.masks.extend(std::iter::repeat_n(0, nb));
+                    let s = p.masks.len() / nb - 1;
+                    p.index.insert(c, s);
+                    if (c as u32) < 128 {
+                        p.ascii[c as usize] = s;
+                    }
+                    s
+                }
+            };
+            p.masks[slot * nb + i / 64] |= 1u64 << (i % 64);
         }
-        for c in t.norm.chars() {
-            chars.push(c);
-            tok.push(i as u32);
+        p
+    }
+
+    #[inline]
+    fn base(&self, c: char) -> usize {
+        let slot = if (c as u32) < 128 { self.ascii[c as usize] } else { self.index.get(&c).copied().unwrap_or(usize::MAX) };
+        if slot == usize::MAX {
+            0
+        } else {
+            slot * self.nb
         }
     }
-    View { chars, tok, tokens }
 }
 
 /// One Hyyrö block step; returns the horizontal delta at `out_bit`.
@@ -101,36 +162,34 @@ fn step(pv: &mut u64, mv: &mut u64, mut eq: u64, hin: i32, out_bit: u64) -> i32 
     hout
 }
 
-/// Semi-global edit distance of `pat` in `text`: (best distance, leftmost end index inclusive).
-fn myers_search(pat: &[char], text: &[char]) -> (usize, usize) {
-    let m = pat.len();
-    let nb = m.div_ceil(64);
-    // peq: per distinct pattern char, one mask per block
-    let mut index: HashMap<char, usize> = HashMap::new();
-    let mut ascii = [usize::MAX; 128];
-    let mut peq: Vec<u64> = vec![0; nb]; // slot 0 = chars not in pattern
-    for (i, &c) in pat.iter().enumerate() {
-        let slot = *index.entry(c).or_insert_with(|| {
-            peq.extend(std::iter::repeat_n(0, nb));
-            peq.len() / nb - 1
-        });
-        if (c as u32) < 128 {
-            ascii[c as usize] = slot;
-        }
-        peq[slot * nb + i / 64] |= 1u64 << (i % 64);
-    }
+/// Edit distance of a pattern (`peq`, `m` chars) against `text` by Myers/Hyyrö bit-parallel
+/// columns: (best distance, leftmost index where it ends, inclusive). Semi-global (the alignment
+/// may start anywhere in `text`) unless `anchored`, where it must start at `text[0]` (row 0 of
+/// the DP is `0, 1, 2, ..` instead of all zeros: a horizontal delta of +1 enters the first
+/// block). With `store`, the vertical delta vectors (pv, mv) of every column are appended to it.
+fn myers(peq: &Peq, m: usize, text: &[char], anchored: bool, mut store: Option<&mut Vec<u64>>) -> (usize, usize) {
+    let nb = peq.nb;
     let last_bit = 1u64 << ((m - 1) % 64);
     let mut pv = vec![u64::MAX; nb];
     let mut mv = vec![0u64; nb];
     let mut score = m as i64;
-    let (mut best, mut best_end) = (m as i64, 0usize);
+    let (mut best, mut best_end) = (m as i64 + i64::from(anchored), 0usize);
+    let hin0 = i32::from(anchored);
     for (j, &c) in text.iter().enumerate() {
-        let slot = if (c as u32) < 128 { ascii[c as usize] } else { index.get(&c).copied().unwrap_or(usize::MAX) };
-        let base = if slot == usize::MAX { 0 } else { slot * nb };
-        let mut h = 0;
-        for b in 0..nb {
-            let out_bit = if b + 1 == nb { last_bit } else { 1u64 << 63 };
-            h = step(&mut pv[b], &mut mv[b], peq[base + b], h, out_bit);
+        let base = peq.base(c);
+        let h = if nb == 1 {
+            step(&mut pv[0], &mut mv[0], peq.masks[base], hin0, last_bit)
+        } else {
+            let mut h = hin0;
+            for b in 0..nb {
+                let out_bit = if b + 1 == nb { last_bit } else { 1u64 << 63 };
+                h = step(&mut pv[b], &mut mv[b], peq.masks[base + b], h, out_bit);
+            }
+            h
+        };
+        if let Some(st) = store.as_deref_mut() {
+            st.extend_from_slice(&pv);
+            st.extend_from_slice(&mv);
         }
         score += h as i64;
         if score < best {
@@ -141,32 +200,60 @@ fn myers_search(pat: &[char], text: &[char]) -> (usize, usize) {
     (best as usize, best_end)
 }
 
-/// Full DP with free start on `window` (which must end at the alignment's end); returns
-/// (distance, start index in window, longest run of skipped window chars).
-fn traceback(pat: &[char], window: &[char]) -> (usize, usize, usize) {
+/// Semi-global edit distance of `pat` in `text`: (best distance, leftmost end index inclusive).
+#[cfg(test)]
+fn myers_search(pat: &[char], text: &[char]) -> (usize, usize) {
+    myers(&Peq::new(pat), pat.len(), text, false, None)
+}
+
+/// Start of the shortest alignment of `pat` that ends at `text[end]` with distance `dist`: an
+/// anchored Myers pass of the reversed pattern over the text read backwards from `end`
+/// (at most `m + dist` characters), O((m + dist) * m / 64).
+fn align_start(pat: &[char], text: &[char], end: usize, dist: usize) -> usize {
     let m = pat.len();
-    let w = window.len();
-    let cols = w + 1;
-    let mut d = vec![0u32; (m + 1) * cols];
-    for i in 1..=m {
-        d[i * cols] = i as u32;
-        for j in 1..=w {
-            let sub = d[(i - 1) * cols + j - 1] + u32::from(pat[i - 1] != window[j - 1]);
-            let up = d[(i - 1) * cols + j] + 1;
-            let left = d[i * cols + j - 1] + 1;
-            d[i * cols + j] = sub.min(up).min(left);
+    let from = (end + 1).saturating_sub(m + dist);
+    let rp: Vec<char> = pat.iter().rev().copied().collect();
+    let rt: Vec<char> = text[from..=end].iter().rev().copied().collect();
+    let (d, j) = myers(&Peq::new(&rp), m, &rt, true, None);
+    debug_assert_eq!(d, dist);
+    end - j
+}
+
+/// Longest run of skipped `span` characters in an optimal global alignment of `pat` with
+/// `span`: an anchored Myers pass over `span` that keeps every column's delta vectors, then a
+/// traceback (matches first, then quote-only chars, then skipped span chars) that reads
+/// `D[i][j] = j + popcount(pv_j below i) - popcount(mv_j below i)` from them.
+/// O(n * m / 64) for the pass, O((m + n) * m / 64) for the traceback.
+fn longest_gap(peq: &Peq, pat: &[char], span: &[char]) -> usize {
+    let (m, n, nb) = (pat.len(), span.len(), peq.nb);
+    let mut cols: Vec<u64> = Vec::with_capacity(n * 2 * nb);
+    myers(peq, m, span, true, Some(&mut cols));
+    let d = |i: usize, j: usize| -> i64 {
+        if j == 0 {
+            return i as i64;
         }
-    }
-    let dist = d[m * cols + w] as usize;
-    let (mut i, mut j) = (m, w);
+        let col = &cols[(j - 1) * 2 * nb..j * 2 * nb];
+        let (pv, mv) = col.split_at(nb);
+        let mut v = j as i64;
+        let (full, rest) = (i / 64, i % 64);
+        for b in 0..full {
+            v += i64::from(pv[b].count_ones()) - i64::from(mv[b].count_ones());
+        }
+        if rest > 0 {
+            let mask = (1u64 << rest) - 1;
+            v += i64::from((pv[full] & mask).count_ones()) - i64::from((mv[full] & mask).count_ones());
+        }
+        v
+    };
+    let (mut i, mut j) = (m, n);
     let (mut gap, mut max_gap) = (0usize, 0usize);
-    while i > 0 {
-        let cur = d[i * cols + j];
-        if j > 0 && cur == d[(i - 1) * cols + j - 1] + u32::from(pat[i - 1] != window[j - 1]) {
+    while i > 0 || j > 0 {
+        let cur = d(i, j);
+        if i > 0 && j > 0 && cur == d(i - 1, j - 1) + i64::from(pat[i - 1] != span[j - 1]) {
             i -= 1;
             j -= 1;
             gap = 0;
-        } else if cur == d[(i - 1) * cols + j] + 1 {
+        } else if i > 0 && cur == d(i - 1, j) + 1 {
             i -= 1;
             gap = 0;
         } else {
@@ -175,7 +262,7 @@ fn traceback(pat: &[char], window: &[char]) -> (usize, usize, usize) {
             max_gap = max_gap.max(gap);
         }
     }
-    (dist, j, max_gap)
+    max_gap
 }
 
 /// Does the span's number `s` satisfy the quote's number `q`? Equal, or the quote left out the
@@ -186,20 +273,25 @@ fn number_ok(q: &str, s: &str) -> bool {
 
 /// Align `quote` inside `text`.
 pub fn match_quote(text: &str, quote: &str, opts: &MatchOptions) -> QuoteMatch {
-    let q = view(quote);
-    let t = view(text);
+    let q = View::new(quote);
     let m = q.chars.len();
-    if m == 0 || t.chars.is_empty() {
+    if m == 0 {
         return QuoteMatch::none();
     }
     if m > MAX_QUOTE_CHARS {
         return QuoteMatch { too_long: true, ..QuoteMatch::none() };
     }
-    let (dist, end) = myers_search(&q.chars, &t.chars);
-    let wstart = (end + 1).saturating_sub(m + dist);
-    let (dist2, rel_start, max_gap) = traceback(&q.chars, &t.chars[wstart..=end]);
-    debug_assert_eq!(dist, dist2);
-    let mut s = wstart + rel_start;
+    let t = View::new(text);
+    if t.chars.is_empty() {
+        return QuoteMatch::none();
+    }
+    let peq = Peq::new(&q.chars);
+    let (dist, end) = myers(&peq, m, &t.chars, false, None);
+    let score = (100.0 * (1.0 - dist as f64 / m as f64)).max(0.0);
+    let start = align_start(&q.chars, &t.chars, end, dist);
+    // the stitched-quote check needs the alignment itself; only quotes that pass the score get it
+    let max_gap = if score >= opts.threshold { longest_gap(&peq, &q.chars, &t.chars[start..=end]) } else { 0 };
+    let mut s = start;
     let mut e = end;
     while s < e && t.chars[s] == ' ' {
         s += 1;
@@ -208,20 +300,21 @@ pub fn match_quote(text: &str, quote: &str, opts: &MatchOptions) -> QuoteMatch {
         e -= 1;
     }
     let (ft, lt) = (t.tok[s] as usize, t.tok[e] as usize);
-    let score = (100.0 * (1.0 - dist as f64 / m as f64)).max(0.0);
     // numbers: every number in the quote must be in the span (a token of slack on the right for
     // a trailing "percent")
-    let qn = numbers(&q.tokens);
-    let span_tokens = &t.tokens[ft..(lt + 2).min(t.tokens.len())];
-    let sn = numbers(span_tokens);
-    let mut pool: Vec<&str> = sn.iter().filter(|n| n.first_token <= lt - ft).map(|n| n.value.as_str()).collect();
+    let qn = numbers(&q.tokens(0..q.spans.len()));
     let mut missing = Vec::new();
-    for n in &qn {
-        match pool.iter().position(|s| number_ok(&n.value, s)) {
-            Some(p) => {
-                pool.remove(p);
+    if !qn.is_empty() {
+        let span_tokens = t.tokens(ft..(lt + 2).min(t.spans.len()));
+        let sn = numbers(&span_tokens);
+        let mut pool: Vec<&str> = sn.iter().filter(|n| n.first_token <= lt - ft).map(|n| n.value.as_str()).collect();
+        for n in &qn {
+            match pool.iter().position(|s| number_ok(&n.value, s)) {
+                Some(p) => {
+                    pool.remove(p);
+                }
+                None => missing.push(n.value.clone()),
             }
-            None => missing.push(n.value.clone()),
         }
     }
     let stitched = max_gap >= opts.max_gap;
@@ -229,8 +322,8 @@ pub fn match_quote(text: &str, quote: &str, opts: &MatchOptions) -> QuoteMatch {
         matched: score >= opts.threshold && missing.is_empty() && !stitched,
         score: (score * 10.0).round() / 10.0,
         distance: dist,
-        start: t.tokens[ft].start,
-        end: t.tokens[lt].end,
+        start: t.spans[ft].0,
+        end: t.spans[lt].1,
         missing_numbers: missing,
         max_gap,
         stitched,
@@ -297,7 +390,9 @@ pub fn locate(chunk: &Chunk, start: usize, end: usize) -> Location {
     let (turn_start, turn_end) = match turn {
         Some(i) => {
             let last = turns.iter().rposition(|t| t.text_start < end).unwrap_or(i).max(i);
-            (turns[i].text_start, turns[last].text_end)
+            // turns may come out of text order: the union of both ends' turns, never inverted
+            let (a, b) = (&turns[i], &turns[last]);
+            (a.text_start.min(b.text_start), a.text_end.max(b.text_end))
         }
         None => (0, chunk.text.len()),
     };
@@ -332,6 +427,78 @@ mod tests {
                 pat.remove(65);
             }
             assert_eq!(myers_search(&pat, &text).0, naive(&pat, &text), "{a}..{b}");
+        }
+    }
+
+    fn global(pat: &[char], text: &[char]) -> usize {
+        let mut prev: Vec<usize> = (0..=text.len()).collect();
+        for i in 1..=pat.len() {
+            let mut cur = vec![i; text.len() + 1];
+            for j in 1..=text.len() {
+                cur[j] = (prev[j - 1] + usize::from(pat[i - 1] != text[j - 1])).min(prev[j] + 1).min(cur[j - 1] + 1);
+            }
+            prev = cur;
+        }
+        prev[text.len()]
+    }
+
+    /// Reference: longest skipped run on the full (unbanded) DP with the same traceback order.
+    fn gap_full(pat: &[char], span: &[char]) -> usize {
+        let (m, n) = (pat.len(), span.len());
+        let mut d = vec![vec![0usize; n + 1]; m + 1];
+        for (j, v) in d[0].iter_mut().enumerate() {
+            *v = j;
+        }
+        for i in 1..=m {
+            d[i][0] = i;
+            for j in 1..=n {
+                d[i][j] = (d[i - 1][j - 1] + usize::from(pat[i - 1] != span[j - 1])).min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
+            }
+        }
+        let (mut i, mut j, mut gap, mut best) = (m, n, 0, 0);
+        while i > 0 || j > 0 {
+            if i > 0 && j > 0 && d[i][j] == d[i - 1][j - 1] + usize::from(pat[i - 1] != span[j - 1]) {
+                (i, j, gap) = (i - 1, j - 1, 0);
+            } else if i > 0 && d[i][j] == d[i - 1][j] + 1 {
+                (i, gap) = (i - 1, 0);
+            } else {
+                j -= 1;
+                gap += 1;
+                best = best.max(gap);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn start_and_gap_agree_with_full_dp() {
+        let text: Vec<char> = "so we said the pilot discount is ten percent and then later we moved it to five percent for the whole team of the northwind account, which everyone agreed on at the end of the call after a long and winding discussion about budgets".chars().collect();
+        let mut seed = 7u64;
+        let mut rnd = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..300 {
+            let a = rnd(text.len() - 10);
+            let b = (a + 5 + rnd(90)).min(text.len());
+            let mut pat: Vec<char> = text[a..b].to_vec();
+            for _ in 0..rnd(6) {
+                let p = rnd(pat.len());
+                match rnd(3) {
+                    0 => pat[p] = 'z',
+                    1 if pat.len() > 3 => {
+                        pat.remove(p);
+                    }
+                    _ => pat.insert(p, 'q'),
+                }
+            }
+            if rnd(4) == 0 && b + 40 < text.len() {
+                pat.extend_from_slice(&text[b + 30..b + 40]); // stitched
+            }
+            let (dist, end) = myers_search(&pat, &text);
+            let start = align_start(&pat, &text, end, dist);
+            assert_eq!(global(&pat, &text[start..=end]), dist);
+            assert_eq!(longest_gap(&Peq::new(&pat), &pat, &text[start..=end]), gap_full(&pat, &text[start..=end]));
         }
     }
 

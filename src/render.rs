@@ -137,7 +137,8 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
                 l.seconds,
                 title
             );
-            match &l.url {
+            // checked again here: a report can come from elsewhere (JS, a file) than `verify`
+            match l.url.as_deref().filter(|u| safe_url(u)) {
                 Some(u) => h.push_str(&format!(" <a {attrs} href=\"{}\" rel=\"noopener noreferrer\">[{}]</a>", escape_html(u), escape_html(&l.label))),
                 None => h.push_str(&format!(" <a {attrs} href=\"#\" role=\"button\">[{}]</a>", escape_html(&l.label))),
             }
@@ -169,7 +170,7 @@ pub fn render_markdown(report: &Report, opts: &RenderOptions) -> String {
         n += 1;
         m.push_str(&format!("{n}. {}", escape_md(&c.text)));
         if let Some(l) = &c.link {
-            match &l.url {
+            match l.url.as_deref().filter(|u| safe_url(u)) {
                 Some(u) => m.push_str(&format!(" [{}](<{}>)", escape_md(&l.label), u.replace('>', "%3E").replace(' ', "%20"))),
                 None => m.push_str(&format!(" \\[{}\\]", escape_md(&l.label))),
             }

@@ -26,14 +26,23 @@ fn is_word_char(c: char) -> bool {
 
 /// Lower-case, accent-free form of one word (apostrophes inside words are dropped).
 pub fn fold_word(w: &str) -> String {
-    w.nfkd().filter(|c| !is_mark(*c) && !matches!(c, '\'' | '\u{2019}')).flat_map(|c| c.to_lowercase()).collect()
+    let mut out = String::with_capacity(w.len());
+    fold_word_into(w, &mut out);
+    out
 }
 
-/// Raw word tokens: maximal runs of word characters, with `'` and `’` kept inside a word and
-/// `.`/`,` kept between digits (so `2.5` and `10,000` are one token). `{...}` markers such as
-/// `{disfmarker}` are skipped whole.
-pub fn raw_tokens(text: &str) -> Vec<Token> {
-    let mut out = Vec::new();
+/// [`fold_word`] appended to `out` (no allocation when `out` has room).
+pub fn fold_word_into(w: &str, out: &mut String) {
+    if w.is_ascii() {
+        // fast path: NFKD is the identity on ASCII and there are no marks to drop
+        out.extend(w.bytes().filter(|b| *b != b'\'').map(|b| b.to_ascii_lowercase() as char));
+        return;
+    }
+    out.extend(w.nfkd().filter(|c| !is_mark(*c) && !matches!(c, '\'' | '\u{2019}')).flat_map(|c| c.to_lowercase()));
+}
+
+/// Byte spans of the raw word tokens (see [`raw_tokens`]), in order.
+fn raw_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len();
     let mut i = 0;
@@ -75,12 +84,22 @@ pub fn raw_tokens(text: &str) -> Vec<Token> {
             break;
         }
         let end = if j < n { chars[j].0 } else { text.len() };
-        let norm = fold_word(&text[b..end]);
-        if !norm.is_empty() {
-            out.push(Token { norm, start: b, end });
-        }
+        f(b, end);
         i = j;
     }
+}
+
+/// Raw word tokens: maximal runs of word characters, with `'` and `’` kept inside a word and
+/// `.`/`,` kept between digits (so `2.5` and `10,000` are one token). `{...}` markers such as
+/// `{disfmarker}` are skipped whole.
+pub fn raw_tokens(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    raw_token_spans(text, |start, end| {
+        let norm = fold_word(&text[start..end]);
+        if !norm.is_empty() {
+            out.push(Token { norm, start, end });
+        }
+    });
     out
 }
 
@@ -110,40 +129,43 @@ pub fn speaker_label_ranges(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// The tokens of [`match_tokens`] as a stream `(start, end, norm)`, without allocating per
+/// token (the matcher's hot path builds its view from this).
+pub fn visit_match_tokens(text: &str, mut f: impl FnMut(usize, usize, &str)) {
+    let labels = speaker_label_ranges(text);
+    let mut li = 0;
+    let mut cur = String::new();
+    let mut prev = String::new();
+    raw_token_spans(text, |start, end| {
+        cur.clear();
+        fold_word_into(&text[start..end], &mut cur);
+        if cur.is_empty() {
+            return;
+        }
+        while li < labels.len() && labels[li].1 <= start {
+            li += 1;
+        }
+        if li < labels.len() && labels[li].0 <= start && end <= labels[li].1 {
+            return;
+        }
+        if FILLERS.contains(&cur.as_str()) || cur == prev {
+            return;
+        }
+        f(start, end, &cur);
+        std::mem::swap(&mut cur, &mut prev);
+        // a `%` right after a number becomes the token "percent"
+        if text[end..].starts_with('%') {
+            f(end, end + 1, "percent");
+        }
+    });
+}
+
 /// Tokens for matching: raw tokens minus fillers and speaker labels, with immediate repetitions collapsed
 /// ("the the" -> "the"), and `%` kept as the word "percent".
 pub fn match_tokens(text: &str) -> Vec<Token> {
-    let mut out: Vec<Token> = Vec::new();
-    let labels = speaker_label_ranges(text);
-    let mut li = 0;
-    for t in raw_tokens(text) {
-        while li < labels.len() && labels[li].1 <= t.start {
-            li += 1;
-        }
-        if li < labels.len() && labels[li].0 <= t.start && t.end <= labels[li].1 {
-            continue;
-        }
-        if FILLERS.contains(&t.norm.as_str()) {
-            continue;
-        }
-        if let Some(last) = out.last() {
-            if last.norm == t.norm {
-                continue;
-            }
-        }
-        out.push(t);
-    }
-    // a `%` right after a number becomes the token "percent"
-    let mut with_pct = Vec::with_capacity(out.len());
-    for t in out {
-        let pct = text[t.end..].starts_with('%');
-        let end = t.end;
-        with_pct.push(t);
-        if pct {
-            with_pct.push(Token { norm: "percent".into(), start: end, end: end + 1 });
-        }
-    }
-    with_pct
+    let mut out = Vec::new();
+    visit_match_tokens(text, |start, end, norm| out.push(Token { norm: norm.to_string(), start, end }));
+    out
 }
 
 const SMALL: &[&str] = &[

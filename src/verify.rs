@@ -2,12 +2,13 @@
 //! over every claim, applies the policy, and says when the meetings do not answer the question.
 
 use crate::answer::{parse_answer, AnswerError, Claim};
-use crate::attribution::{numbers_disagree, same_subject, speaker_mismatch};
+use crate::attribution::{same_subject_counts, speaker_mismatch, subject_words};
 use crate::context::{Chunk, Source};
 use crate::quote::{locate, match_quote, Location, MatchOptions, QuoteMatch};
 use crate::render::{deep_link, DeepLink};
 use crate::text::number_values;
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 /// Class probabilities of one (premise, hypothesis) pair.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -35,6 +36,89 @@ pub trait Entail {
     fn thresholds(&self) -> Thresholds;
     fn count_tokens(&self, text: &str) -> usize;
     fn max_length(&self) -> usize;
+}
+
+/// One scored (premise, hypothesis) pair, e.g. computed by another worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoredPair {
+    pub premise: String,
+    pub hypothesis: String,
+    pub probs: Probs,
+}
+
+/// An [`Entail`] that answers from precomputed scores and sends only the pairs it lacks to
+/// `inner` (in one batch). With scores from the same model, `verify` gives the same report as
+/// with `inner` alone: that is how a pool of workers splits the NLI work of one answer
+/// ([`nli_plan`] lists the pairs, workers score them, the coordinator verifies with this).
+pub struct Precomputed<'a> {
+    inner: &'a dyn Entail,
+    scores: HashMap<(String, String), Probs>,
+}
+
+impl<'a> Precomputed<'a> {
+    pub fn new(inner: &'a dyn Entail, scores: impl IntoIterator<Item = ScoredPair>) -> Self {
+        Precomputed { inner, scores: scores.into_iter().map(|s| ((s.premise, s.hypothesis), s.probs)).collect() }
+    }
+}
+
+impl Entail for Precomputed<'_> {
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
+        let missing: Vec<(&str, &str)> =
+            pairs.iter().filter(|(p, h)| !self.scores.contains_key(&(p.to_string(), h.to_string()))).copied().collect();
+        let fresh = if missing.is_empty() { Vec::new() } else { self.inner.score_pairs(&missing)? };
+        let mut fresh = fresh.into_iter();
+        pairs
+            .iter()
+            .map(|(p, h)| match self.scores.get(&(p.to_string(), h.to_string())) {
+                Some(pr) => Ok(*pr),
+                None => fresh.next().ok_or_else(|| "NLI model returned fewer scores than pairs".to_string()),
+            })
+            .collect()
+    }
+    fn thresholds(&self) -> Thresholds {
+        self.inner.thresholds()
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner.count_tokens(text)
+    }
+    fn max_length(&self) -> usize {
+        self.inner.max_length()
+    }
+}
+
+/// Records the pairs it is asked to score and answers "neutral" (nothing entailed).
+struct Recorder<'a> {
+    inner: &'a dyn Entail,
+    pairs: std::cell::RefCell<Vec<(String, String)>>,
+}
+
+impl Entail for Recorder<'_> {
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
+        self.pairs.borrow_mut().extend(pairs.iter().map(|(p, h)| (p.to_string(), h.to_string())));
+        Ok(vec![Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }; pairs.len()])
+    }
+    fn thresholds(&self) -> Thresholds {
+        self.inner.thresholds()
+    }
+    fn count_tokens(&self, text: &str) -> usize {
+        self.inner.count_tokens(text)
+    }
+    fn max_length(&self) -> usize {
+        self.inner.max_length()
+    }
+}
+
+/// The (premise, hypothesis) pairs that `verify` with `opts` scores in its main NLI pass, without
+/// running the model (`opts.nli` supplies the tokenizer and limits; none: no pairs). The history
+/// check may ask for a few more pairs later; [`Precomputed`] scores those itself.
+pub fn nli_plan(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<Vec<(String, String)>, VerifyError> {
+    let Some(nli) = opts.nli else {
+        return Ok(Vec::new());
+    };
+    let rec = Recorder { inner: nli, pairs: Default::default() };
+    verify(answer, sources, &VerifyOptions { nli: Some(&rec), ..*opts })?;
+    let mut seen = HashSet::new();
+    Ok(rec.pairs.into_inner().into_iter().filter(|p| seen.insert(p.clone())).collect())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +237,10 @@ pub struct VerifyOptions<'a> {
     pub policy: Policy,
     pub matching: MatchOptions,
     pub nli: Option<&'a dyn Entail>,
+    /// Token budget of the NLI context premise (the quote's turn grown by neighbouring turns);
+    /// 0 = as much as the model takes (`max_length` minus the claim). Smaller is faster: the cost
+    /// of a pair grows with its length (about 2x from 128 to 256 tokens).
+    pub premise_tokens: usize,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -233,10 +321,11 @@ fn context_premise(chunk: &Chunk, loc: &Location, span: (usize, usize), budget: 
 
 fn all_speakers(sources: &[Source]) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for s in sources {
         let turn_speakers = s.chunk.turns.iter().flatten().map(|t| &t.speaker);
         for sp in s.chunk.speakers.iter().chain(turn_speakers) {
-            if !v.contains(sp) {
+            if seen.insert(sp) {
                 v.push(sp.clone());
             }
         }
@@ -408,7 +497,11 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], speakers: &[String], opts: 
     v.time = Some(loc.time);
     v.time_source = Some(loc.time_source.clone());
     v.link = Some(deep_link(&chunk.meeting_title, &chunk.meeting_id, &chunk.date, loc.time, loc.speaker.as_deref(), chunk.recording_url.as_deref()));
-    let evidence = &chunk.text[loc.turn_start..loc.turn_end];
+    // the turn range comes from the chunk's turns, which need not be in order: when it is
+    // inverted (a fuzzing find), the span's own turn, else the whole chunk
+    let evidence = chunk.text.get(loc.turn_start..loc.turn_end).unwrap_or_else(|| {
+        loc.turn.and_then(|i| chunk.turns.as_ref()?.get(i)).and_then(|t| chunk.text.get(t.text_start..t.text_end)).unwrap_or(&chunk.text)
+    });
     let missing = claim_numbers_missing(&c.text, evidence, &chunk.date);
     if !missing.is_empty() {
         v.reasons.push(reason("claim_number_mismatch", format!("the claim's {} not what the transcript says there", fmt_numbers(&missing))));
@@ -417,7 +510,10 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], speakers: &[String], opts: 
         v.reasons.push(reason("speaker_mismatch", format!("the claim names {} but the quoted words are {}'s", named.join(" and "), loc.speakers.join(" and "))));
     }
     if let Some(nli) = opts.nli {
-        let budget = nli.max_length().saturating_sub(nli.count_tokens(&c.text) + 4);
+        let mut budget = nli.max_length().saturating_sub(nli.count_tokens(&c.text) + 4);
+        if opts.premise_tokens > 0 {
+            budget = budget.min(opts.premise_tokens);
+        }
         w.premise_ctx = Some(context_premise(chunk, &loc, (m.start, m.end), budget, nli));
         w.premise_quote = Some(speaker_prefix(loc.speaker.as_deref(), &matched));
     }
@@ -428,46 +524,168 @@ fn fmt_numbers(n: &[String]) -> String {
     if n.len() == 1 { format!("number {} is", n[0]) } else { format!("numbers {} are", n.join(", ")) }
 }
 
-/// Mark claims superseded by a later claim or a later source about the same subject that
-/// disagrees (different figures, or the NLI model finds a contradiction).
-fn history(work: &mut [Work], sources: &[Source], opts: &VerifyOptions) -> Vec<Conflict> {
-    let mut conflicts = Vec::new();
-    let supported: Vec<usize> = (0..work.len()).filter(|&i| work[i].verdict.status == Status::Supported && work[i].chunk.is_some()).collect();
-    let mut marks: Vec<(usize, Conflict)> = Vec::new();
-    for &i in &supported {
-        let ci = work[i].chunk.unwrap();
-        // the latest later statement that disagrees: first from claims, then from sources
-        let mut best: Option<Conflict> = None;
-        for &j in &supported {
-            let cj = work[j].chunk.unwrap();
-            if cj.date <= ci.date || !same_subject(&work[i].verdict.text, &work[j].verdict.text) {
-                continue;
-            }
-            if numbers_disagree(&work[i].verdict.text, &work[j].verdict.text) || contradicts(opts, &work[j].verdict.text, &work[i].verdict.text) {
-                let c = conflict(&work[i].verdict, ci, Some(j), &work[j].verdict.source.clone().unwrap_or_default(), cj, &work[j].verdict.text);
-                if best.as_ref().is_none_or(|b| b.newer.date < c.newer.date) {
-                    best = Some(c);
+/// Most statement comparisons the history check makes in one verification (claim against later
+/// claim, claim against sentence of a later source). Each is a comparison of precomputed word and
+/// number sets; the budget bounds a hostile answer at the limits (10 000 claims about one subject,
+/// 16 MiB sources) to about a second. Past it, the remaining claims are not checked for supersession.
+pub const HISTORY_BUDGET: usize = 20_000_000;
+/// Most NLI contradiction checks between claims in one verification (each is a model call).
+pub const MAX_HISTORY_NLI_CHECKS: usize = 256;
+
+/// A statement as the history check compares it, computed once: its subject words and numbers,
+/// interned and sorted.
+struct Statement {
+    words: Vec<u32>,
+    numbers: Vec<u32>,
+}
+
+#[derive(Default)]
+struct Interner(HashMap<String, u32>);
+
+impl Interner {
+    fn id(&mut self, s: String) -> u32 {
+        let n = self.0.len() as u32;
+        *self.0.entry(s).or_insert(n)
+    }
+
+    fn statement(&mut self, text: &str) -> Statement {
+        let mut words: Vec<u32> = subject_words(text).into_iter().map(|w| self.id(w)).collect();
+        words.sort_unstable();
+        let numbers = number_values(text).into_iter().map(|n| self.id(n)).collect();
+        Statement { words, numbers }
+    }
+}
+
+impl Statement {
+    /// [`crate::attribution::same_subject`] on the precomputed sets.
+    fn same_subject(&self, o: &Statement) -> bool {
+        let (mut i, mut j, mut shared) = (0, 0, 0);
+        while i < self.words.len() && j < o.words.len() {
+            match self.words[i].cmp(&o.words[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    shared += 1;
+                    i += 1;
+                    j += 1;
                 }
             }
         }
-        if best.is_none() {
-            for s in sources.iter().filter(|s| s.chunk.date > ci.date) {
-                for sentence in sentences(&s.chunk) {
-                    if same_subject(&work[i].verdict.text, &sentence) && numbers_disagree(&work[i].verdict.text, &sentence) {
-                        let c = conflict(&work[i].verdict, ci, None, &s.label, &s.chunk, &sentence);
-                        if best.as_ref().is_none_or(|b| b.newer.date < c.newer.date) {
-                            best = Some(c);
-                        }
+        same_subject_counts(shared, self.words.len(), o.words.len())
+    }
+
+    /// [`crate::attribution::numbers_disagree`] on the precomputed numbers.
+    fn numbers_disagree(&self, o: &Statement) -> bool {
+        !self.numbers.is_empty() && !o.numbers.is_empty() && !self.numbers.iter().any(|x| o.numbers.contains(x))
+    }
+}
+
+/// The later statement that supersedes a claim.
+#[derive(Clone, Copy)]
+enum Newer {
+    Claim(usize),
+    Sentence(usize, usize),
+}
+
+/// Mark claims superseded by a later claim or a later source about the same subject that
+/// disagrees (different figures, or the NLI model finds a contradiction). The latest such
+/// statement wins; among statements of one date, the first claim (in answer order), then the
+/// first source.
+///
+/// Cost: statements are analysed once; claims are scanned newest first and the scan stops at the
+/// first disagreement; claims with the same text and date share one scan; the whole check makes at
+/// most [`HISTORY_BUDGET`] comparisons and [`MAX_HISTORY_NLI_CHECKS`] model calls.
+fn history(work: &mut [Work], sources: &[Source], opts: &VerifyOptions) -> Vec<Conflict> {
+    let supported: Vec<usize> = (0..work.len()).filter(|&i| work[i].verdict.status == Status::Supported && work[i].chunk.is_some()).collect();
+    if supported.is_empty() {
+        return Vec::new();
+    }
+    let date = |i: usize| work[i].chunk.unwrap().date.as_str();
+    let mut interner = Interner::default();
+    let mut stmt: Vec<Option<Statement>> = (0..work.len()).map(|_| None).collect();
+    for &i in &supported {
+        stmt[i] = Some(interner.statement(&work[i].verdict.text));
+    }
+    // newest first; a stable sort keeps answer order within a date
+    let mut newest_first = supported.clone();
+    newest_first.sort_by(|&a, &b| date(b).cmp(date(a)));
+    let mut sentence_stmts: Vec<Option<Vec<(String, Statement)>>> = (0..sources.len()).map(|_| None).collect();
+    let mut budget = HISTORY_BUDGET;
+    let mut nli_checks = 0;
+    let mut memo: HashMap<(&str, &str), Option<Newer>> = HashMap::new();
+    let mut marks: Vec<(usize, Newer)> = Vec::new();
+    for &i in &supported {
+        let key = (work[i].verdict.text.as_str(), date(i));
+        let found = match memo.get(&key) {
+            Some(f) => *f,
+            None => {
+                let si = stmt[i].as_ref().unwrap();
+                let mut found = None;
+                for &j in &newest_first {
+                    if date(j) <= date(i) || budget == 0 {
+                        break;
+                    }
+                    budget -= 1;
+                    let sj = stmt[j].as_ref().unwrap();
+                    if !si.same_subject(sj) {
+                        continue;
+                    }
+                    let disagree = si.numbers_disagree(sj)
+                        || (opts.nli.is_some() && nli_checks < MAX_HISTORY_NLI_CHECKS && {
+                            nli_checks += 1;
+                            contradicts(opts, &work[j].verdict.text, &work[i].verdict.text)
+                        });
+                    if disagree {
+                        found = Some(Newer::Claim(j));
                         break;
                     }
                 }
+                if found.is_none() {
+                    let mut best_date: Option<&str> = None;
+                    for (k, s) in sources.iter().enumerate() {
+                        if s.chunk.date.as_str() <= date(i) || best_date.is_some_and(|d| s.chunk.date.as_str() <= d) {
+                            continue;
+                        }
+                        let sents = sentence_stmts[k].get_or_insert_with(|| {
+                            sentences(&s.chunk).into_iter().map(|t| {
+                                let st = interner.statement(&t);
+                                (t, st)
+                            }).collect()
+                        });
+                        for (n, (_, st)) in sents.iter().enumerate() {
+                            if budget == 0 {
+                                break;
+                            }
+                            budget -= 1;
+                            if si.same_subject(st) && si.numbers_disagree(st) {
+                                found = Some(Newer::Sentence(k, n));
+                                best_date = Some(s.chunk.date.as_str());
+                                break;
+                            }
+                        }
+                    }
+                }
+                memo.insert(key, found);
+                found
             }
-        }
-        if let Some(c) = best {
-            marks.push((i, c));
+        };
+        if let Some(f) = found {
+            marks.push((i, f));
         }
     }
-    for (i, c) in marks {
+    let mut conflicts = Vec::new();
+    for (i, newer) in marks {
+        let ci = work[i].chunk.unwrap();
+        let c = match newer {
+            Newer::Claim(j) => {
+                let w = &work[j];
+                conflict(&work[i].verdict, ci, Some(w.verdict.index), w.verdict.source.as_deref().unwrap_or_default(), w.chunk.unwrap(), &w.verdict.text)
+            }
+            Newer::Sentence(k, n) => {
+                let s = &sources[k];
+                conflict(&work[i].verdict, ci, None, &s.label, &s.chunk, &sentence_stmts[k].as_ref().unwrap()[n].0)
+            }
+        };
         let v = &mut work[i].verdict;
         v.reasons.push(reason("superseded", c.message.clone()));
         v.status = Status::Flagged;

@@ -219,12 +219,25 @@ fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
 }
 
 /// JS value -> serde_json value with snake_case keys. `undefined`/`null` become `null`.
+///
+/// The value crosses as `JSON.stringify` text parsed by serde_json (nesting limit 128), not by a
+/// recursive walk of the JS object: a deeply nested value (a hostile transcript's unknown field
+/// nested 100 000 deep) overflowed the wasm stack that way, and after a wasm stack overflow every
+/// later call of the module fails ("memory access out of bounds") until the page reloads. Now it
+/// is an `invalid_input` error, as is a cyclic value. Lone surrogates, which `JSON.stringify`
+/// writes as `\udXXX` escapes, become U+FFFD, as in strings passed directly.
 fn js_to_json(v: &JsValue) -> Result<Value, JsValue> {
     if v.is_undefined() || v.is_null() {
         return Ok(Value::Null);
     }
-    let value: Value = serde_wasm_bindgen::from_value(v.clone())
-        .map_err(|e| js_error("invalid_input", &e.to_string()))?;
+    let not_json = |why: &str| js_error("invalid_input", &format!("the input is not JSON data: {why}"));
+    let text = js_sys::JSON::stringify(v).map_err(|e| {
+        let why = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_else(|| "JSON.stringify failed".into());
+        not_json(&why)
+    })?;
+    let text = text.as_string().ok_or_else(|| not_json("a function, symbol or undefined"))?;
+    let text = context::replace_lone_surrogate_escapes(&text);
+    let value: Value = serde_json::from_str(&text).map_err(|e| not_json(&e.to_string()))?;
     Ok(rekey(value, &camel_to_snake))
 }
 
@@ -332,7 +345,7 @@ export interface QuoteMatch {
   matched: boolean; score: number; distance: number; /** UTF-16 */ start: number; /** UTF-16 */ end: number;
   missingNumbers: string[]; maxGap: number; stitched: boolean; tooLong: boolean;
 }
-export interface VerifyOptions { policy?: "warn" | "drop" | "feedback"; threshold?: number; maxGap?: number; matching?: MatchOptions }
+export interface VerifyOptions { policy?: "warn" | "drop" | "feedback"; threshold?: number; maxGap?: number; matching?: MatchOptions; /** token budget of the NLI context premise (0 or absent: the model's maximum); smaller is faster */ premiseTokens?: number; /** scores of pairs computed elsewhere (see `Verifier#plan`) */ scores?: { premise: string; hypothesis: string; probs: Probs }[] }
 export interface Probs { entailment: number; neutral: number; contradiction: number }
 export interface Reason { code: string; message: string }
 export interface DeepLink { label: string; meetingId: string; seconds: number; url: string | null }
@@ -509,7 +522,22 @@ impl Verifier {
             &sources,
             &opts.unwrap_or(JsValue::UNDEFINED),
             Some(&self.model),
+            false,
         )
+    }
+
+    /// The `[premise, hypothesis]` pairs `verify` would score for this answer, without scoring
+    /// them: a worker pool splits them, scores them with `score` in parallel, and passes the
+    /// results back as `verify(answer, sources, {...opts, scores: [{premise, hypothesis, probs}]})`,
+    /// which then gives the same report as a plain `verify`.
+    #[wasm_bindgen(unchecked_return_type = "[premise: string, hypothesis: string][]")]
+    pub fn plan(
+        &self,
+        answer: &str,
+        #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
+    ) -> Result<JsValue, JsValue> {
+        verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), Some(&self.model), true)
     }
 
     /// Score (premise, hypothesis) pairs: `[{entailment, neutral, contradiction}]`.
@@ -538,6 +566,9 @@ struct JsVerifyOptions {
     matching: Option<MatchOptions>,
     threshold: Option<f64>,
     max_gap: Option<usize>,
+    premise_tokens: Option<usize>,
+    /// Scores computed elsewhere (another worker): used instead of running the model on those pairs.
+    scores: Option<Vec<crate::verify::ScoredPair>>,
 }
 
 /// Spans of a report's verdicts: bytes -> UTF-16 of their chunk's text.
@@ -568,6 +599,7 @@ fn verify_with(
     sources: &JsValue,
     opts: &JsValue,
     nli: Option<&dyn Entail>,
+    plan_only: bool,
 ) -> Result<JsValue, JsValue> {
     let sources = sources_from_js(sources)?;
     let o: JsVerifyOptions = opts_from_js(opts, "options")?;
@@ -578,11 +610,20 @@ fn verify_with(
     if let Some(g) = o.max_gap {
         matching.max_gap = g;
     }
+    let pre = match (nli, o.scores) {
+        (Some(inner), Some(scores)) => Some(crate::verify::Precomputed::new(inner, scores)),
+        _ => None,
+    };
     let vo = VerifyOptions {
         policy: o.policy,
         matching,
-        nli,
+        nli: pre.as_ref().map(|p| p as &dyn Entail).or(nli),
+        premise_tokens: o.premise_tokens.unwrap_or(0),
     };
+    if plan_only {
+        let pairs = crate::verify::nli_plan(answer, &sources, &vo).map_err(|e| core_err!(e))?;
+        return to_js(&pairs);
+    }
     let mut report = crate::verify::verify(answer, &sources, &vo).map_err(|e| core_err!(e))?;
     report_to_js_offsets(&mut report, &sources);
     to_js(&report)
@@ -597,7 +638,7 @@ pub fn verify(
     #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
     #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), None)
+    verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), None, false)
 }
 
 /// Report -> Rust. Render and metrics never read spans, so they are taken as they come.

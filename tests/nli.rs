@@ -81,3 +81,70 @@ fn tract_matches_onnxruntime_on_pinned_pairs_and_bad_files_fail_at_load() {
     let long = "word ".repeat(400);
     assert_eq!(m.score(&[("premise", long.as_str())]).unwrap_err().code(), "claim_too_long");
 }
+
+/// A worker pool's way of verifying: list the pairs (`nli_plan`), score them elsewhere, verify
+/// with the scores (`Precomputed`). The report must equal a plain verify, and the plan must be
+/// exactly the pairs the plain verify scores in its main pass.
+#[test]
+fn planned_and_precomputed_scores_give_the_same_report() {
+    use meetcite::verify::{nli_plan, Precomputed, Probs, ScoredPair, Thresholds};
+    use std::cell::RefCell;
+    struct Counting<'a>(&'a NliModel, RefCell<usize>);
+    impl Entail for Counting<'_> {
+        fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
+            *self.1.borrow_mut() += pairs.len();
+            self.0.score_pairs(pairs)
+        }
+        fn thresholds(&self) -> Thresholds {
+            Entail::thresholds(self.0)
+        }
+        fn count_tokens(&self, t: &str) -> usize {
+            Entail::count_tokens(self.0, t)
+        }
+        fn max_length(&self) -> usize {
+            Entail::max_length(self.0)
+        }
+    }
+    let m = shipped();
+    let root = env!("CARGO_MANIFEST_DIR");
+    for (chunks, answer) in [("pricing_chunks.json", "pricing_answer.json"), ("qmsum_chunks.json", "qmsum_answer.json")] {
+        let chunks = meetcite::parse_chunks(&std::fs::read_to_string(format!("{root}/tests/fixtures/{chunks}")).unwrap()).unwrap();
+        let ctx = meetcite::build_context(&chunks, &meetcite::ContextOptions { order: meetcite::Order::Date, ..Default::default() });
+        let answer = std::fs::read_to_string(format!("{root}/tests/fixtures/{answer}")).unwrap();
+        let plain = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), ..Default::default() }).unwrap();
+        let plan = nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), ..Default::default() }).unwrap();
+        assert!(!plan.is_empty());
+        // score the plan "in another worker"
+        let refs: Vec<(&str, &str)> = plan.iter().map(|(p, h)| (p.as_str(), h.as_str())).collect();
+        let probs = m.score(&refs).unwrap();
+        let scores = plan.iter().zip(probs).map(|((p, h), probs)| ScoredPair { premise: p.clone(), hypothesis: h.clone(), probs });
+        let counting = Counting(&m, RefCell::new(0));
+        let pre = Precomputed::new(&counting, scores);
+        let pooled = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&pre), ..Default::default() }).unwrap();
+        assert_eq!(serde_json::to_value(&plain).unwrap(), serde_json::to_value(&pooled).unwrap());
+        // the coordinator scored at most the history check's extra pairs itself
+        let plain_pairs = plan.len();
+        assert!(*counting.1.borrow() < plain_pairs, "{} of {plain_pairs}", counting.1.borrow());
+    }
+}
+
+/// `premise_tokens` caps the context premise: every planned premise fits the budget.
+#[test]
+fn premise_token_budget_caps_context_premises() {
+    let m = shipped();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let chunks = meetcite::parse_chunks(&std::fs::read_to_string(format!("{root}/tests/fixtures/qmsum_chunks.json")).unwrap()).unwrap();
+    let ctx = meetcite::build_context(&chunks, &meetcite::ContextOptions { order: meetcite::Order::Date, ..Default::default() });
+    let answer = std::fs::read_to_string(format!("{root}/tests/fixtures/qmsum_answer.json")).unwrap();
+    let long = meetcite::verify::nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), ..Default::default() }).unwrap();
+    let short = meetcite::verify::nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), premise_tokens: 96, ..Default::default() }).unwrap();
+    assert_eq!(long.len(), short.len());
+    let longest = |v: &[(String, String)]| v.iter().map(|(p, _)| m.count_tokens(p)).max().unwrap();
+    assert!(longest(&long) > 96, "the fixture's premises should exceed the budget without it");
+    // a premise is whole turns, so a single turn longer than the budget may still exceed it;
+    // the context premises of this fixture all shrink
+    assert!(longest(&short) < longest(&long));
+    for ((pl, _), (ps, _)) in long.iter().zip(&short) {
+        assert!(m.count_tokens(ps) <= m.count_tokens(pl));
+    }
+}

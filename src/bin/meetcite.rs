@@ -15,6 +15,7 @@ const USAGE: &str = "usage:
   meetcite context --chunks FILE [--order relevance|date] [--viewer ID] [--max-tokens N] [--question TEXT]
   meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE
                    [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
+                   [--premise-tokens N]
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
   meetcite score   --input FILE.jsonl [--model DIR]  lines {id,premise,hypothesis} -> probabilities";
 
@@ -128,7 +129,11 @@ fn run() -> Result<(), String> {
                 Some(p) => return Err(format!("--policy must be drop, warn or feedback, not {p:?}")),
             };
             let model = if a.flags.iter().any(|f| f == "--no-nli") { None } else { Some(load_model(&model_dir(&a))?) };
-            let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail) };
+            let premise_tokens = match a.opts.get("premise-tokens") {
+                None => 0,
+                Some(n) => n.parse::<usize>().map_err(|_| format!("--premise-tokens must be a whole number, not {n:?}"))?,
+            };
+            let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail), premise_tokens };
             let sources: &[Source] = &ctx.sources;
             let report = meetcite::verify(&answer, sources, &opts).map_err(|e| format!("{answer_path}: [{}] {e}", e.code()))?;
             match a.opts.get("format").map(String::as_str) {

@@ -1,0 +1,119 @@
+"""The peers, measured on the same inputs as the native Rust benches, written as result rows
+(JSON lines, appended to $BENCH_OUT, default target/bench/results/peers.jsonl):
+  - rapidfuzz `fuzz.partial_ratio_alignment` (default_process, accept at score >= 90) on
+    tests/fixtures/quotes_test.jsonl x20 and on the scaling cases target/bench/scaling_cases.jsonl
+    (written by `cargo bench --bench matcher`, so run that first);
+  - onnxruntime (Python) on the shipped int8 model and its f32 twin, tokenize (HF `tokenizers`,
+    the same tokenizer.json) + infer, batch 1 and 8 at 128 and 256 tokens
+    (bench/fixtures/nli_pairs.json), 1 thread and the default thread count; load time; peak RSS
+    (one subprocess per model).
+Usage: python3 bench/peers.py [matcher|nli|nli-one MODEL]"""
+import json, os, resource, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.environ.get("BENCH_OUT", os.path.join(ROOT, "target/bench/results/peers.jsonl"))
+MODELS = {"int8": os.path.join(ROOT, "models/nli-minilm-l6-int8.onnx"),
+          "f32": os.path.join(ROOT, "target/bench/models/nli-minilm-l6-f32.onnx")}
+
+
+def emit(section, case, impl, metric, value, unit, note=""):
+    row = {"section": section, "case": case, "impl": impl, "metric": metric, "value": value, "unit": unit}
+    if note:
+        row["note"] = note
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(f"{section:<8} {case:<28} {impl:<34} {metric:<12} {value:>12.3f} {unit}")
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def matcher():
+    from rapidfuzz import fuzz, utils
+    import rapidfuzz
+    imp = "rapidfuzz partial_ratio_alignment"
+    cases = [json.loads(l) for l in open(os.path.join(ROOT, "tests/fixtures/quotes_test.jsonl"))]
+    pred = [fuzz.partial_ratio_alignment(c["quote"], c["text"], processor=utils.default_process).score >= 90 for c in cases]
+    P = [p for p, c in zip(pred, cases) if c["label"]]
+    N = [p for p, c in zip(pred, cases) if not c["label"]]
+    tpr, tnr = sum(P) / len(P), sum(not x for x in N) / len(N)
+    case = "quotes_test x20"
+    emit("matcher", case, imp, "tpr", tpr, "")
+    emit("matcher", case, imp, "tnr", tnr, "")
+    emit("matcher", case, imp, "bal_acc", (tpr + tnr) / 2, "")
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(20):
+            for c in cases:
+                fuzz.partial_ratio_alignment(c["quote"], c["text"], processor=utils.default_process)
+        best = min(best, time.perf_counter() - t)
+    emit("matcher", case, imp, "pairs_per_s", 20 * len(cases) / best, "pairs/s", f"rapidfuzz {rapidfuzz.__version__}, threshold 90, best of 3")
+    path = os.path.join(ROOT, "target/bench/scaling_cases.jsonl")
+    for c in (json.loads(l) for l in open(path)):
+        runs = max(5, min(2000, 2_000_000 // max(1000, len(c["text"]))))
+        ts = []
+        for k in range(7):
+            t = time.perf_counter()
+            for _ in range(runs):
+                r = fuzz.partial_ratio_alignment(c["quote"], c["text"], processor=utils.default_process)
+            if k >= 2:
+                ts.append(time.perf_counter() - t)
+        emit("scaling", c["case"], imp, "us_per_match", median(ts) / runs * 1e6, "us", "" if r.score >= 90 else "NOT MATCHED")
+
+
+def nli_one(kind):
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(os.path.join(ROOT, "models/tokenizer.json"))
+    tok.enable_truncation(256, strategy="only_first")
+    sets = json.load(open(os.path.join(ROOT, "bench/fixtures/nli_pairs.json")))["sets"]
+    data = open(MODELS[kind], "rb").read()
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    for threads, imp in [(1, "onnxruntime 1 thread (python)"), (0, f"onnxruntime {os.cpu_count()} threads (python)")]:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        t = time.perf_counter()
+        sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+        emit("nli", f"{kind} load", imp, "ms", (time.perf_counter() - t) * 1e3, "ms", f"onnxruntime {ort.__version__}, from bytes in memory")
+        names = [i.name for i in sess.get_inputs()]
+        for T in ("128", "256"):
+            pairs = sets[T]
+            for b in (1, 8):
+                batch = pairs[:b]
+
+                def run():
+                    encs = tok.encode_batch([(p["premise"], p["hypothesis"]) for p in batch])
+                    L = max(len(e.ids) for e in encs)
+                    ids = np.zeros((b, L), np.int64); mask = np.zeros((b, L), np.int64); tt = np.zeros((b, L), np.int64)
+                    for r, e in enumerate(encs):
+                        n = len(e.ids)
+                        ids[r, :n] = e.ids; mask[r, :n] = e.attention_mask; tt[r, :n] = e.type_ids
+                    assert L == int(T), L
+                    feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": tt}
+                    return sess.run(None, {k: feed[k] for k in names})
+                for _ in range(2):
+                    run()
+                ts = []
+                for _ in range(10 if b * int(T) > 8 * 128 else 20):
+                    t = time.perf_counter(); run(); ts.append(time.perf_counter() - t)
+                emit("nli", f"{kind} b{b} t{T}", imp, "ms", median(ts) * 1e3, "ms", "tokenize + infer")
+        del sess
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    emit("nli", f"{kind} load", "onnxruntime 1 thread (python)", "peak_rss_mb", rss / 1e6, "MB", f"process peak (both sessions, one at a time); {rss0 / 1e6:.0f} MB before load")
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    if what in ("all", "matcher"):
+        matcher()
+    if what in ("all", "nli"):
+        for k in MODELS:
+            subprocess.run([sys.executable, __file__, "nli-one", k], check=True)
+    if what == "nli-one":
+        nli_one(sys.argv[2])

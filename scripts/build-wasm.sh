@@ -68,6 +68,8 @@ export * from './meetcite.js';
 export { default } from './meetcite.js';
 JS
 cp "$OUT/meetcite.d.ts" "$OUT/node.d.ts"
+# VerifierPool (meetcite/pool): the NLI model on several Web Workers (sources in js/)
+cp js/pool.js js/pool-worker.js js/pool.d.ts "$OUT/"
 [ -f README.md ] && cp README.md "$OUT/README.md" || true
 for l in LICENSE-MIT LICENSE-APACHE LICENSE; do [ -f "$l" ] && cp "$l" "$OUT/"; done
 rm -f "$OUT/.gitignore"
@@ -75,7 +77,7 @@ rm -f "$OUT/.gitignore"
 # Demo site: package, model files, example data (all generated; www/.gitignore lists them).
 rm -rf "$WWW/pkg" "$WWW/models" "$WWW/data"
 mkdir -p "$WWW/pkg" "$WWW/models" "$WWW/data"
-cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$WWW/pkg/"
+cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$OUT/pool.js" "$OUT/pool-worker.js" "$WWW/pkg/"
 cp models/nli-minilm-l6-int8.onnx models/tokenizer.json models/config.json "$WWW/models/"
 # every tests/fixtures/NAME_chunks.json with a NAME_answer.json becomes an example; index in examples.json
 names=()

@@ -194,11 +194,22 @@ impl NliModel {
             let e = self.tokenizer.encode((*p, *h), true).map_err(|e| NliError::Tokenizer(e.to_string()))?;
             encs.push(e);
         }
-        // length buckets: sort by length, batch neighbours, restore order
+        // length buckets: sort by length, batch neighbours of similar length (a batch is padded
+        // to its longest pair, so a short pair never rides with a long one), restore order
         let mut idx: Vec<usize> = (0..encs.len()).collect();
         idx.sort_by_key(|&i| encs[i].get_ids().len());
+        let mut batches: Vec<&[usize]> = Vec::new();
+        let mut from = 0;
+        for k in 1..=idx.len() {
+            let full = k - from >= self.batch_size.max(1);
+            let jump = k < idx.len() && encs[idx[k]].get_ids().len() * 4 > encs[idx[from]].get_ids().len() * 5 + 32;
+            if k == idx.len() || full || jump {
+                batches.push(&idx[from..k]);
+                from = k;
+            }
+        }
         let mut out = vec![Probs { entailment: 0.0, neutral: 0.0, contradiction: 0.0 }; encs.len()];
-        for batch in idx.chunks(self.batch_size.max(1)) {
+        for batch in batches {
             let len = batch.iter().map(|&i| encs[i].get_ids().len()).max().unwrap_or(1);
             let n = batch.len();
             let mut ids = vec![0i64; n * len];

@@ -286,37 +286,53 @@ fn context_premise(chunk: &Chunk, loc: &Location, span: (usize, usize), budget: 
     if whole.len() < budget * 8 && nli.count_tokens(&whole) <= budget {
         return whole;
     }
-    if let (Some(turns), Some(i)) = (chunk.turns.as_ref().filter(|t| !t.is_empty()), loc.turn) {
+    if let (Some(turns), Some(i)) = (chunk.turns.as_deref().filter(|t| !t.is_empty()), loc.turn) {
         let last = turns.iter().rposition(|t| t.text_start < span.1).unwrap_or(i).max(i);
-        let (mut lo, mut hi) = (i, last);
-        loop {
-            let mut grew = false;
-            for cand in [(lo.wrapping_sub(1), hi), (lo, hi + 1)] {
-                if cand.0 < turns.len() && cand.1 < turns.len() {
-                    let p = render(turns[cand.0].text_start, turns[cand.1].text_end);
-                    if nli.count_tokens(&p) <= budget {
-                        (lo, hi) = cand;
-                        grew = true;
-                    }
+        let (a, b) = (turns[i].text_start, turns[last].text_end);
+        // the quote's turn(s) must fit the budget; then grow by whole neighbouring turns
+        if a <= b && nli.count_tokens(&render(a, b)) <= budget {
+            return grow_turns(turns, i, last, budget, nli, &render);
+        }
+    }
+    // no turns, or the quote's turn alone is over the budget: a window around the span of about
+    // `budget` tokens (4 characters per token to start, narrowed while it is over)
+    let mut half = (budget * 4).saturating_sub(span.1 - span.0) / 2;
+    loop {
+        let mut a = span.0.saturating_sub(half);
+        let mut b = (span.1 + half).min(text.len());
+        while !text.is_char_boundary(a) {
+            a -= 1;
+        }
+        while !text.is_char_boundary(b) {
+            b += 1;
+        }
+        let w = &text[a..b];
+        if half == 0 || nli.count_tokens(w) <= budget {
+            return w.to_string();
+        }
+        half = half * 4 / 5;
+    }
+}
+
+/// Widen turns `i..=last` by whole neighbouring turns while the rendered premise fits `budget`.
+fn grow_turns(turns: &[crate::context::Turn], i: usize, last: usize, budget: usize, nli: &dyn Entail, render: &dyn Fn(usize, usize) -> String) -> String {
+    let (mut lo, mut hi) = (i, last);
+    loop {
+        let mut grew = false;
+        for cand in [(lo.wrapping_sub(1), hi), (lo, hi + 1)] {
+            if cand.0 < turns.len() && cand.1 < turns.len() {
+                let p = render(turns[cand.0].text_start, turns[cand.1].text_end);
+                if nli.count_tokens(&p) <= budget {
+                    (lo, hi) = cand;
+                    grew = true;
                 }
             }
-            if !grew {
-                break;
-            }
         }
-        return render(turns[lo].text_start, turns[hi].text_end);
+        if !grew {
+            break;
+        }
     }
-    // no turns: a character window around the span (about 4 characters per token)
-    let half = budget * 2;
-    let mut a = span.0.saturating_sub(half);
-    let mut b = (span.1 + half).min(text.len());
-    while !text.is_char_boundary(a) {
-        a -= 1;
-    }
-    while !text.is_char_boundary(b) {
-        b += 1;
-    }
-    text[a..b].to_string()
+    render(turns[lo].text_start, turns[hi].text_end)
 }
 
 fn all_speakers(sources: &[Source]) -> Vec<String> {

@@ -195,12 +195,13 @@ async function onVerify() {
   $('verify-status').textContent = 'Verifying…';
   try {
     const ctx = await ensureContext();
-    const { report, ms, nli } = await call('verify', { answer: $('answer').value, sources: ctx.sources, opts: { policy: $('policy').value } });
+    const { report, ms, nli, workers } = await call('verify', { answer: $('answer').value, sources: ctx.sources, opts: { policy: $('policy').value } });
     state.report = report;
     state.timings.verify = ms;
     state.lastVerifyUsedModel = nli;
+    state.lastVerifyWorkers = workers;
     renderReport(report, ctx);
-    $('verify-status').textContent = `Done in ${ms} ms${nli ? '' : ' (quote check only: model not loaded)'}.`;
+    $('verify-status').textContent = `Done in ${ms} ms${nli ? (workers > 1 ? ` (${workers} workers)` : '') : ' (quote check only: model not loaded)'}.`;
     call('renderMarkdown', { report }).then((md) => ($('markdown').textContent = md)).catch(() => {});
     document.body.dataset.verified = 'true';
   } catch (e) {
@@ -309,7 +310,9 @@ async function loadModel() {
     await call('init');
     $('verify').disabled = false; // quote-only verification works without the model
     text.textContent = 'Downloading the NLI model…';
-    const info = await call('load', { urls: MODEL_URLS }, (p) => {
+    // ?workers=N: size of the verification pool (1 = one worker, no pool); default: the cores, at most 4
+    const workers = Number(new URLSearchParams(location.search).get('workers')) || undefined;
+    const info = await call('load', { urls: MODEL_URLS, workers }, (p) => {
       files[p.file] = p;
       const loaded = Object.values(files).reduce((a, f) => a + f.loaded, 0);
       const total = Object.values(files).reduce((a, f) => a + (f.total || f.loaded), 0);
@@ -320,7 +323,7 @@ async function loadModel() {
     bar.value = 1;
     state.modelReady = true;
     state.timings.load = info;
-    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${info.totalMs} ms).`;
+    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${info.totalMs} ms${info.workers > 1 ? `, ${info.workers} workers` : ''}).`;
     document.body.dataset.model = 'ready';
     showTimings();
   } catch (e) {

@@ -1,10 +1,16 @@
 // meetcite demo worker: owns the wasm module and the NLI model so the UI thread never blocks.
 // Protocol (main -> worker): {id, type, ...args}; (worker -> main): {id, type:'progress'|'result'|'error', ...}.
+// With more than one core the NLI model runs on a VerifierPool (pkg/pool.js: nested workers, one
+// model each, the pairs of one answer scored in parallel); otherwise, or when the pool cannot
+// start, on a Verifier in this worker.
 import init, * as meetcite from './pkg/meetcite.js';
+import { VerifierPool } from './pkg/pool.js';
 
 const CACHE_NAME = 'meetcite-model-v1';
 let ready = null; // Promise<void> for the wasm module
-let verifier = null; // meetcite.Verifier once the model is loaded
+let verifier = null; // meetcite.Verifier once the model is loaded (single-worker path)
+let pool = null; // VerifierPool once the model is loaded (hardwareConcurrency > 1)
+let wasmModule = null; // the compiled meetcite_bg.wasm, shared with the pool's workers
 let loading = null; // Promise<object> while the model is loading
 
 function post(msg, transfer) {
@@ -18,11 +24,29 @@ function errorToPlain(e) {
   return { code: 'error', message: String(e), name: 'Error' };
 }
 
-function ensureWasm() {
-  if (!ready) {
-    ready = init({ module_or_path: new URL('./pkg/meetcite_bg.wasm', import.meta.url) });
+const WASM_URL = new URL('./pkg/meetcite_bg.wasm', import.meta.url);
+
+// Compile the module here (so the pool's workers reuse it), then instantiate it.
+async function compileAndInit() {
+  try {
+    wasmModule = await WebAssembly.compileStreaming(fetch(WASM_URL));
+  } catch {
+    wasmModule = null; // e.g. a server without application/wasm: let the glue fetch it
   }
+  return init({ module_or_path: wasmModule || WASM_URL });
+}
+
+function ensureWasm() {
+  if (!ready) ready = compileAndInit();
   return ready;
+}
+
+// Workers for the pool: `requested` (from the page, ?workers=N) or the number of cores, at most 4
+// (each holds a model); 1 = the single-worker path.
+function poolSize(requested) {
+  const cores = self.navigator?.hardwareConcurrency || 1;
+  const n = Number.isFinite(requested) && requested > 0 ? Math.floor(requested) : Math.min(cores, 4);
+  return typeof Worker === 'undefined' ? 1 : n;
 }
 
 async function openCache() {
@@ -89,9 +113,9 @@ async function fetchBytes(url, file, id, cache) {
   return { bytes, cached: false };
 }
 
-async function loadModel(id, urls) {
+async function loadModel(id, urls, requestedWorkers) {
   await ensureWasm();
-  if (verifier) return { alreadyLoaded: true };
+  if (verifier || pool) return { alreadyLoaded: true };
   const t0 = performance.now();
   const cache = await openCache();
   const [model, tokenizer, config] = await Promise.all([
@@ -100,9 +124,22 @@ async function loadModel(id, urls) {
     fetchBytes(urls.config, 'config', id, cache),
   ]);
   const t1 = performance.now();
-  verifier = await meetcite.Verifier.load({ model: model.bytes, tokenizer: tokenizer.bytes, config: config.bytes });
+  const files = { model: model.bytes, tokenizer: tokenizer.bytes, config: config.bytes };
+  const size = poolSize(requestedWorkers);
+  let poolError = null;
+  if (size > 1) {
+    try {
+      pool = await VerifierPool.create(files, { size, module: wasmModule || undefined, wasmUrl: WASM_URL });
+    } catch (e) {
+      poolError = errorToPlain(e);
+      console.warn('meetcite: worker pool unavailable, verifying in one worker', e);
+    }
+  }
+  if (!pool) verifier = await meetcite.Verifier.load(files);
   const t2 = performance.now();
   return {
+    workers: pool ? pool.size : 1,
+    poolError,
     fetchMs: Math.round(t1 - t0),
     initMs: Math.round(t2 - t1),
     totalMs: Math.round(t2 - t0),
@@ -117,7 +154,7 @@ const handlers = {
     return { version: meetcite.version ? meetcite.version() : null };
   },
   async load(msg) {
-    if (!loading) loading = loadModel(msg.id, msg.urls).catch((e) => { loading = null; throw e; });
+    if (!loading) loading = loadModel(msg.id, msg.urls, msg.workers).catch((e) => { loading = null; throw e; });
     return loading;
   },
   async buildContext(msg) {
@@ -131,10 +168,11 @@ const handlers = {
   async verify(msg) {
     await ensureWasm();
     const t0 = performance.now();
-    const report = verifier
-      ? verifier.verify(msg.answer, msg.sources, msg.opts || {})
-      : meetcite.verify(msg.answer, msg.sources, msg.opts || {});
-    return { report, ms: Math.round(performance.now() - t0), nli: !!verifier };
+    let report;
+    if (pool) report = await pool.verify(msg.answer, msg.sources, msg.opts || {});
+    else if (verifier) report = verifier.verify(msg.answer, msg.sources, msg.opts || {});
+    else report = meetcite.verify(msg.answer, msg.sources, msg.opts || {});
+    return { report, ms: Math.round(performance.now() - t0), nli: !!(pool || verifier), workers: pool ? pool.size : 1 };
   },
   async renderHtml(msg) {
     await ensureWasm();

@@ -39,7 +39,10 @@ test('package.json and node entry point', async () => {
   const pj = JSON.parse(readFileSync(path.join(PKG, 'package.json'), 'utf8'));
   assert.equal(pj.name, 'meetcite');
   assert.match(pj.version, /^\d+\.\d+\.\d+/);
-  for (const f of ['meetcite.js', 'meetcite.d.ts', 'meetcite_bg.wasm', 'node.js']) assert.ok(existsSync(path.join(PKG, f)), f);
+  for (const f of ['meetcite.js', 'meetcite.d.ts', 'meetcite_bg.wasm', 'node.js', 'pool.js', 'pool-worker.js', 'pool.d.ts']) assert.ok(existsSync(path.join(PKG, f)), f);
+  // every shipped file is listed, and meetcite/pool resolves to the worker pool
+  for (const f of pj.files) assert.ok(existsSync(path.join(PKG, f)) || /^LICENSE/.test(f), `files: ${f}`);
+  assert.deepEqual(pj.exports['./pool'], { types: './pool.d.ts', default: './pool.js' });
   // the node entry initialises itself
   const n = await import(path.join(PKG, 'node.js'));
   assert.equal(typeof n.version(), 'string');
@@ -202,4 +205,161 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
   const probs = v.score([['Dana: we agreed on a ten percent discount.', 'A discount was agreed.']]);
   assert.equal(probs.length, 1);
   assert.ok(Math.abs(probs[0].entailment + probs[0].neutral + probs[0].contradiction - 1) < 1e-3);
+});
+
+// Lone surrogates (a truncated emoji, a string cut in the middle of a pair). wasm-bindgen turns each
+// lone surrogate into U+FFFD on the way into Rust; U+FFFD is also one UTF-16 unit, so every offset
+// meetcite returns still indexes the caller's original string. Strings that come back (matchedText,
+// chunk text in sources) carry U+FFFD where the input had the lone surrogate. JSON text (answers,
+// chunk files) with `\udXXX` escapes of lone surrogates, which JSON.stringify writes, is read the same way.
+test('lone surrogates: no throw, offsets index the original JS string', () => {
+  const HI = '\uD800';
+  const LO = '\uDC00';
+  const text = `Dana: ${HI} great ${LO}x news — we agreed ${LO} on a ten percent discount ${HI}for annual plans.`;
+  const quote = `we agreed ${LO} on a ten percent discount`;
+  const r = m.matchQuote(text, quote);
+  assert.equal(r.matched, true);
+  assert.equal(r.start, text.indexOf('we agreed'));
+  assert.equal(text.slice(r.start, r.end), quote, 'UTF-16 offsets into the original string');
+  const r2 = m.matchQuote(text, `${HI}ten percent discount${LO}`);
+  assert.equal(text.slice(r2.start, r2.end), 'ten percent discount');
+  assert.equal(m.matchQuote(HI, LO).matched, false);
+  assert.equal(m.matchQuote(`${LO}x`, HI).matched, false);
+
+  const turnAt = text.indexOf('we agreed');
+  const chunks = [chunk({ id: `c1${HI}`, meetingTitle: `Pricing ${LO}sync`, speakers: [`Dana ${HI}`], text,
+    turns: [{ speaker: `Dana ${HI}`, start: 1835, end: 1850, textStart: 0, textEnd: turnAt }, { speaker: 'Dana Okafor', start: 1850, end: 1900, textStart: turnAt, textEnd: text.length }] })];
+  const ctx = m.buildContext(chunks, { question: `what ${HI}?` });
+  const src = ctx.sources[0].chunk;
+  assert.equal(src.text.length, text.length, 'same length in UTF-16 units');
+  assert.equal(src.text, text.replace(/[\uD800-\uDFFF]/g, '\uFFFD'));
+  assert.deepEqual(src.turns.map((t) => [t.textStart, t.textEnd]), [[0, turnAt], [turnAt, text.length]]);
+  assert.ok(ctx.prompt.includes('\uFFFD'));
+
+  // answers with lone surrogates: raw in the text, and as JSON escapes from JSON.stringify
+  const claims = [
+    { text: `They agreed on a ten percent discount ${HI}.`, source: 'S1', quote },
+    { text: `Broken ${LO}`, source: `S1${HI}`, quote: 'x' },
+  ];
+  const stringified = JSON.stringify({ claims });
+  assert.match(stringified, /\\ud800/, 'JSON.stringify escapes the lone surrogate');
+  for (const answer of [stringified, `{"claims":${JSON.stringify(claims).replace(/\\ud800/g, HI).replace(/\\udc00/g, LO)}}`]) {
+    const p = m.parseAnswer(answer);
+    assert.equal(p.claims.length, 1);
+    assert.equal(p.claims[0].text, 'They agreed on a ten percent discount \uFFFD.');
+    assert.equal(p.errors.length, 1);
+    assert.equal(p.errors[0].field, 'source');
+    const v = m.verify(answer, ctx.sources, {});
+    assert.equal(v.claims[0].status, 'supported', JSON.stringify(v.claims[0].reasons));
+    const [a, b] = v.claims[0].span;
+    assert.equal(text.slice(a, b), quote, 'the span indexes the original text');
+    assert.equal(v.claims[0].matchedText, quote.replace(LO, '\uFFFD'));
+    assert.equal(v.claims[1].status, 'unparsable');
+    assert.match(m.renderHtml(v), /meetcite-claim/);
+    assert.ok(typeof m.renderMarkdown(v) === 'string');
+  }
+  // chunk files (JSON strings) with escaped lone surrogates
+  const file = JSON.stringify([{ id: 'a', meeting_id: 'm', meeting_title: `T${HI}`, date: '2024-01-01', start: 0, end: 1, text }]);
+  assert.equal(m.buildContext(file).sources[0].chunk.text, src.text);
+  assert.equal(m.parseChunks(file)[0].meetingTitle, 'T\uFFFD');
+});
+
+// Hostile JS values must be coded errors, and must not break the module: a wasm stack overflow
+// (a recursive walk of a deeply nested object) left every later call failing until reload.
+test('deeply nested and cyclic inputs are coded errors and the module keeps working', () => {
+  const nest = (depth, f) => {
+    let v = {};
+    for (let i = 0; i < depth; i++) v = f(v);
+    return v;
+  };
+  const cyclic = chunk();
+  cyclic.self = cyclic;
+  const hostile = [
+    () => m.buildContext(nest(100_000, (v) => [v])),
+    () => m.buildContext([chunk({ extra: nest(100_000, (v) => ({ a: v })) })]),
+    () => m.buildContext([chunk()], { question: 'q', extra: nest(100_000, (v) => ({ a: v })) }),
+    () => m.buildContext([cyclic]),
+    () => m.parseChunks([chunk({ turns: nest(50_000, (v) => [v]) })]),
+    () => m.renderHtml({ claims: nest(100_000, (v) => ({ a: v })) }),
+    () => m.renderMarkdown(nest(100_000, (v) => [v])),
+    () => m.verify('{"claims":[]}', [{ label: 'S1', chunk: chunk({ extra: nest(100_000, (v) => [v]) }) }]),
+    () => m.metrics({ claims: [] }, nest(100_000, (v) => ({ times: v }))),
+    () => m.buildContext(`${'['.repeat(100_000)}${']'.repeat(100_000)}`),
+    () => m.parseAnswer(`{"claims":${'['.repeat(100_000)}${']'.repeat(100_000)}}`),
+    () => m.buildContext([chunk({ start: NaN })]),
+    () => m.buildContext([chunk({ start: 10n })]),
+  ];
+  for (const [i, f] of hostile.entries()) {
+    let err;
+    try {
+      f();
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof Error, `case ${i}: throws an Error (${err})`);
+    assert.equal(typeof err.code, 'string', `case ${i}: with a code (${err.constructor.name}: ${err.message})`);
+    assert.ok(!/unreachable|out of bounds/.test(err.message), `case ${i}: ${err.message}`);
+    // the module still works
+    assert.equal(m.matchQuote('we agreed on ten percent', 'ten percent').matched, true, `after case ${i}`);
+  }
+  // moderately nested unknown fields are simply ignored
+  assert.equal(m.buildContext([chunk({ extra: nest(40, (v) => ({ a: [v] })) })]).sources.length, 1);
+});
+
+// The worker-pool protocol (pkg/pool.js): plan lists the NLI pairs, score scores them anywhere,
+// verify({scores}) uses them instead of the model. premiseTokens caps the context premise.
+function readAnswer(file) {
+  let answer = readFileSync(file, 'utf8');
+  try {
+    const a = JSON.parse(answer);
+    if (a && !a.claims && (a.answer || a.text)) answer = typeof (a.answer || a.text) === 'string' ? a.answer || a.text : JSON.stringify(a.answer || a.text);
+  } catch {}
+  return answer;
+}
+
+test('plan + score + verify({scores}) gives the plain verify report; premiseTokens shortens premises', { skip: !existsSync(fixture('qmsum_chunks.json')) && 'no qmsum fixture', timeout: 600_000 }, async () => {
+  const models = path.join(ROOT, 'models');
+  const v = await m.Verifier.load({
+    model: readFileSync(path.join(models, 'nli-minilm-l6-int8.onnx')),
+    tokenizer: readFileSync(path.join(models, 'tokenizer.json')),
+    config: readFileSync(path.join(models, 'config.json')),
+  });
+  try {
+    const ctx = m.buildContext(readFileSync(fixture('qmsum_chunks.json'), 'utf8'), { order: 'date' });
+    const answer = readAnswer(fixture('qmsum_answer.json'));
+    const opts = { policy: 'warn' };
+    const plain = v.verify(answer, ctx.sources, opts);
+    assert.equal(plain.nliUsed, true);
+
+    const pairs = v.plan(answer, ctx.sources, opts);
+    assert.ok(pairs.length >= 2, `pairs: ${pairs.length}`);
+    for (const p of pairs) assert.ok(Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string' && p[0] && p[1]);
+    // the hypotheses are the claims that reached NLI
+    const nliClaims = plain.claims.filter((c) => c.nli).map((c) => c.text);
+    assert.deepEqual([...new Set(pairs.map((p) => p[1]))].sort(), [...new Set(nliClaims)].sort());
+
+    // scored in one batch, as verify itself does: the very same report
+    const probs = v.score(pairs);
+    const scores = pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i] }));
+    assert.deepEqual(v.verify(answer, ctx.sources, { ...opts, scores }), plain);
+
+    // the scores are really used: fake ones show up in the report
+    const fake = { entailment: 0.25, neutral: 0.5, contradiction: 0.25 };
+    const faked = v.verify(answer, ctx.sources, { ...opts, scores: pairs.map(([premise, hypothesis]) => ({ premise, hypothesis, probs: fake })) });
+    for (const c of faked.claims.filter((c) => c.nli)) assert.deepEqual(c.nli, { context: fake, quote: fake });
+
+    // premiseTokens: 96: no premise longer, at least one (the context premise) shorter; same hypotheses
+    const short = v.plan(answer, ctx.sources, { ...opts, premiseTokens: 96 });
+    assert.equal(short.length, pairs.length);
+    const len = (ps) => ps.map((p) => p[0].length);
+    assert.deepEqual(short.map((p) => p[1]), pairs.map((p) => p[1]));
+    short.forEach((p, i) => assert.ok(p[0].length <= pairs[i][0].length, `pair ${i}: ${p[0].length} > ${pairs[i][0].length}`));
+    assert.ok(short.some((p, i) => p[0].length < pairs[i][0].length), `a shorter premise: ${len(short)} vs ${len(pairs)}`);
+    const r96 = v.verify(answer, ctx.sources, { ...opts, premiseTokens: 96 });
+    assert.equal(r96.nliUsed, true);
+    assert.deepEqual(r96.claims.map((c) => c.status === 'unparsable'), plain.claims.map((c) => c.status === 'unparsable'));
+    console.log(`# node: plan ${pairs.length} pairs, premise chars ${len(pairs).join('/')} -> ${len(short).join('/')} with premiseTokens 96`);
+  } finally {
+    v.free();
+  }
 });

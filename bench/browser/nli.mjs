@@ -1,0 +1,82 @@
+// Section "nli": the NLI cross-encoder in headless Chromium. meetcite's tract wasm (Verifier.score:
+// tokenize + infer) vs onnxruntime-web's wasm backend (1 thread, and hardwareConcurrency threads
+// with cross-origin isolation; infer only, pre-tokenized), on the int8 and f32 model files.
+// Inputs: bench/fixtures/nli_pairs.json (8 pairs of exactly 128 and 256 tokens).
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, ORT_DIST, OUT, MODELS, row, median, startServer, launch, openPage } from './lib.mjs';
+
+const sets = JSON.parse(readFileSync(path.join(ROOT, 'bench/fixtures/nli_pairs.json'), 'utf8')).sets;
+const shapes = [[1, 128], [8, 128], [1, 256], [8, 256]];
+const RUNS = Number(process.env.BENCH_NLI_RUNS || 10);
+// b8 t256 may use fewer runs (at least 5) when 10 would take more than BENCH_NLI_BUDGET_MS
+const timing = {
+  default: { warm: 2, runs: RUNS, budgetMs: Infinity },
+  '8 256': { warm: 2, runs: RUNS, budgetMs: Number(process.env.BENCH_NLI_BUDGET_MS || 12000) },
+};
+const url = (f) => '/' + path.relative(ROOT, f).split(path.sep).join('/');
+const models = Object.entries(MODELS).filter(([name, f]) => {
+  if (existsSync(f)) return true;
+  console.log(`  skip ${name}: ${f} missing (python3 bench/tools/f32_model.py)`);
+  return false;
+}).map(([name, f]) => ({ name, url: url(f) }));
+
+const impls = [{ impl: 'tract wasm simd128', kind: 'tract', pkg: '/pkg/' }];
+const relaxed = process.env.BENCH_RELAXED_PKG || 'target/bench/pkg-relaxed';
+if (existsSync(path.join(ROOT, relaxed, 'meetcite_bg.wasm'))) impls.push({ impl: 'tract wasm relaxed-simd', kind: 'tract', pkg: `/${relaxed}/` });
+else console.log(`  (no ${relaxed}/: skipping "tract wasm relaxed-simd"; see bench/browser/README.md)`);
+impls.push({ impl: 'onnxruntime-web wasm 1 thread', kind: 'ort', threads: 1 });
+impls.push({ impl: 'onnxruntime-web wasm 2 threads', kind: 'ort', threads: 'max' });
+const only = process.env.BENCH_NLI_IMPLS; // comma-separated substrings, for quick runs
+
+const maxDiff = (a, b) => {
+  let d = 0;
+  a.forEach((p, i) => ['entailment', 'neutral', 'contradiction'].forEach((k) => { d = Math.max(d, Math.abs(p[k] - b[i][k])); }));
+  return d;
+};
+
+const server = await startServer();
+const browser = await launch();
+const results = {};
+try {
+  for (const it of impls) {
+    if (only && !only.split(',').some((s) => it.impl.includes(s))) continue;
+    console.log(`nli: ${it.impl}`);
+    const page = await openPage(browser.context, server.url);
+    const t0 = Date.now();
+    const r = await page.evaluate(async (arg) => {
+      const m = await import('/bench/browser/pages/nli.mjs');
+      return arg.kind === 'tract' ? m.runTract(arg) : m.runOrt(arg);
+    }, { ...it, models, shapes, sets, timing, tokenizerUrl: '/models/tokenizer.json', configUrl: '/models/config.json' });
+    await page.close();
+    results[it.impl] = r;
+    let note = '';
+    if (it.kind === 'tract') note = 'Verifier.score: tokenize + infer';
+    else {
+      note = 'infer only, pre-tokenized';
+      if (it.threads !== 1) note += `; numThreads=${r.threads} (hardwareConcurrency), crossOriginIsolated=${r.crossOriginIsolated}`;
+    }
+    const ref = results['tract wasm simd128'];
+    for (const [name, ms] of Object.entries(r.loads)) {
+      const extra = it.kind === 'ort' && r.init[name] ? `; first create (untimed${name === models[0].name ? ', incl. ORT wasm init' : ''}) ${r.init[name].toFixed(0)} ms` : '';
+      row('nli', `${name} load`, it.impl, 'ms', ms, 'ms', `bytes -> ready session, after one untimed load${extra}`);
+    }
+    for (const c of r.cases) {
+      let n = `${note}; median of ${c.ms.length} runs`;
+      const key = `${c.model} ${c.T}`;
+      if (c.b === 8 && ref && it.impl !== 'tract wasm simd128' && ref.probs[key]) n += `; max |dp| vs tract simd128 ${maxDiff(r.probs[key], ref.probs[key]).toExponential(1)}`;
+      row('nli', `${c.model} b${c.b} t${c.T}`, it.impl, 'ms', median(c.ms), 'ms', n);
+    }
+    console.log(`  (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+} finally {
+  await browser.close();
+  await server.close();
+}
+// the onnxruntime-web files the pages really fetched, for size.mjs
+const ortFiles = [...server.served].filter((f) => f.startsWith(ORT_DIST + path.sep)).map((f) => path.relative(ORT_DIST, f)).sort();
+if (ortFiles.length) {
+  mkdirSync(path.dirname(OUT), { recursive: true });
+  writeFileSync(path.join(path.dirname(OUT), 'ort-files.json'), JSON.stringify(ortFiles) + '\n');
+  console.log(`  onnxruntime-web files fetched: ${ortFiles.join(', ')}`);
+}

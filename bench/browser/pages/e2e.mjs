@@ -1,0 +1,85 @@
+// End-to-end body that runs in the page: from nothing loaded (fresh profile, no cache) to a report.
+// Steps are sequential so the parts add up: import + instantiate the wasm package, fetch the model
+// files and the data, Verifier.load, buildContext + verify.
+async function get(url, kind) {
+  const r = await fetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return kind === 'text' ? r.text() : new Uint8Array(await r.arrayBuffer());
+}
+
+export async function cold({ pkg, model, tokenizer, config, chunks, answer, options }) {
+  const t0 = performance.now();
+  const mod = await import(`${pkg}meetcite.js`);
+  await mod.default({ module_or_path: `${pkg}meetcite_bg.wasm` });
+  const t1 = performance.now();
+  const [m, tok, cfg, chunksText, answerText] = await Promise.all([get(model), get(tokenizer), get(config), get(chunks, 'text'), get(answer, 'text')]);
+  const t2 = performance.now();
+  const verifier = await mod.Verifier.load({ model: m, tokenizer: tok, config: cfg });
+  const t3 = performance.now();
+  const ctx = mod.buildContext(chunksText, options);
+  const report = verifier.verify(answerText, ctx.sources, { policy: 'warn' });
+  const t4 = performance.now();
+  self.__bench = { verifier, ctx, answerText, files: { model: m, tokenizer: tok, config: cfg }, pkg };
+  return {
+    coldMs: t4 - t0, initMs: t1 - t0, fetchMs: t2 - t1, loadMs: t3 - t2, verifyMs: t4 - t3,
+    sources: ctx.sources.length, claims: report.claims.length, counts: report.counts, nliUsed: report.nliUsed,
+    nliClaims: report.claims.filter((c) => c.nli).length, conflicts: report.conflicts.length,
+    statuses: report.claims.map((c) => `${c.status}${c.reasons.length ? ':' + c.reasons.map((r) => r.code).join('+') : ''}`),
+  };
+}
+
+// `warmup` untimed runs first (a new option value: the first run is not representative)
+export function warm(n, opts = { policy: 'warn' }, warmup = 0) {
+  const { verifier, ctx, answerText } = self.__bench;
+  const ms = [];
+  for (let i = 0; i < warmup + n; i++) {
+    const t = performance.now();
+    verifier.verify(answerText, ctx.sources, opts);
+    if (i >= warmup) ms.push(performance.now() - t);
+  }
+  return ms;
+}
+
+const maxDiff = (a, b) => {
+  let d = 0;
+  a.forEach((p, i) => ['entailment', 'neutral', 'contradiction'].forEach((k) => { d = Math.max(d, Math.abs(p[k] - b[i][k])); }));
+  return d;
+};
+const verdicts = (r) => r.claims.map((c) => `${c.status}:${c.reasons.map((x) => x.code).join('+')}`).join(',');
+
+// VerifierPool (pkg/pool.js) on the loaded page: create from the same bytes, then per variant one
+// untimed verify and `runs` timed ones; then pool.score of `pairs` (2 warm-ups + `nliRuns`).
+export async function pool({ size, runs, variants, pairs, nliRuns }) {
+  const { verifier, ctx, answerText, files, pkg } = self.__bench;
+  const { VerifierPool } = await import(`${pkg}pool.js`);
+  let t = performance.now();
+  const p = await VerifierPool.create(files, { size, wasmUrl: `${pkg}meetcite_bg.wasm` });
+  const out = { createMs: performance.now() - t, variants: {}, nli: null };
+  try {
+    for (const { name, opts } of variants) {
+      const first = await p.verify(answerText, ctx.sources, opts);
+      const ms = [];
+      for (let i = 0; i < runs; i++) {
+        t = performance.now();
+        await p.verify(answerText, ctx.sources, opts);
+        ms.push(performance.now() - t);
+      }
+      const single = verifier.verify(answerText, ctx.sources, opts);
+      const dp = maxDiff(first.claims.filter((c) => c.nli).flatMap((c) => [c.nli.context, c.nli.quote]),
+        single.claims.filter((c) => c.nli).flatMap((c) => [c.nli.context, c.nli.quote]));
+      out.variants[name] = { ms, sameVerdicts: verdicts(first) === verdicts(single), dp, pairs: (await p.plan(answerText, ctx.sources, opts)).length };
+    }
+    if (pairs) {
+      const ms = [];
+      for (let i = 0; i < 2 + nliRuns; i++) {
+        t = performance.now();
+        await p.score(pairs);
+        if (i >= 2) ms.push(performance.now() - t);
+      }
+      out.nli = { ms, dp: maxDiff(await p.score(pairs), verifier.score(pairs)) };
+    }
+  } finally {
+    p.terminate();
+  }
+  return out;
+}

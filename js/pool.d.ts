@@ -1,0 +1,34 @@
+// Types of meetcite/pool (pool.js): a Verifier on several Web Workers.
+import type { ModelFiles, Probs, Report, Source, VerifyOptions } from './meetcite.js';
+
+export interface PoolOptions {
+  /** Number of workers, each with its own wasm instance and model (default `navigator.hardwareConcurrency || 2`). */
+  size?: number;
+  /** Where meetcite_bg.wasm is (default: next to pool.js); fetched and compiled once, shared by the workers. */
+  wasmUrl?: string | URL;
+  /** meetcite_bg.wasm already compiled: used instead of `wasmUrl`. */
+  module?: WebAssembly.Module;
+}
+
+/** The NLI model on `size` Web Workers; `verify` splits the NLI pairs of one answer across them. */
+export declare class VerifierPool {
+  /** Start the workers; each loads a Verifier from a copy of `files`. Rejects with a coded `Error` (`MeetciteError`). */
+  static create(files: ModelFiles, options?: PoolOptions): Promise<VerifierPool>;
+  /** Number of workers. */
+  readonly size: number;
+  /** The model's config (as `Verifier#config`). */
+  readonly config: { name: string; maxLength: number; id2label: Record<string, string>; inputs: string[]; thresholds: { entailment: number; contradiction: number } };
+  /** Same report as `Verifier#verify`: worker 0 plans, all workers score, worker 0 verifies with the scores. */
+  verify(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<Report>;
+  /** The pairs `verify` scores for this answer (`Verifier#plan` on worker 0). */
+  plan(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<[premise: string, hypothesis: string][]>;
+  /** Score pairs on all workers in parallel; results in the order of `pairs`. */
+  score(pairs: [premise: string, hypothesis: string][]): Promise<Probs[]>;
+  /** Stop the workers; pending and later calls reject with code `terminated`. */
+  terminate(): void;
+}
+
+/** Indices of `costs` split into `n` groups of about equal total cost (longest first, to the least loaded). */
+export declare function balance(costs: number[], n: number): number[][];
+
+export default VerifierPool;

@@ -103,12 +103,15 @@ except Exception:
     pass
 lock = open(os.path.join(ROOT, "Cargo.lock")).read()
 crate = lambda n: (re.search(r'name = "%s"\nversion = "([^"]+)"' % re.escape(n), lock) or [None, "n/a"])[1]
+cpu = sh("lscpu | sed -n 's/^Model name: *//p'")
+mem = sh("free -g | awk '/Mem:/{print $2}'")
+dirty = " (dirty tree)" if sh("git status --porcelain | head -1") not in ("", "n/a") else ""
 machine = [
-    f"- CPU: {sh('lscpu | sed -n s/^Model\\ name:\\ *//p')}, {os.cpu_count()} cores; memory {sh('free -g | awk \"/Mem:/{print \\$2}\"')} GiB; {platform.system()} {platform.release()}",
+    f"- CPU: {cpu}, {os.cpu_count()} cores; memory {mem} GiB; {platform.system()} {platform.release()}",
     f"- Rust: {sh('rustc --version')}; tract-onnx {crate('tract-onnx')}, tokenizers {crate('tokenizers')}, wasm-bindgen {crate('wasm-bindgen')}",
     f"- Python {platform.python_version()}: rapidfuzz {pyver('rapidfuzz')}, onnxruntime {pyver('onnxruntime')}, tokenizers {pyver('tokenizers')}",
     f"- Node {sh('node --version')}; {sh('/usr/bin/chromium --version')}; onnxruntime-web {ortweb}",
-    f"- Run: {sh('date -u +%Y-%m-%dT%H:%MZ')}, commit {sh('git rev-parse --short HEAD')}{' (dirty tree)' if sh('git status --porcelain | head -1') not in ('', 'n/a') else ''}",
+    f"- Run: {sh('date -u +%Y-%m-%dT%H:%MZ')}, commit {sh('git rev-parse --short HEAD')}{dirty}",
 ]
 block = "\n".join(machine) + "\n\n" + table + "\n"
 print(block)

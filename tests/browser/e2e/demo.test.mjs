@@ -1,23 +1,13 @@
 // End-to-end test of the demo in headless Chromium: load, verify the shipped example, seek the
 // media at a citation, screenshot; privacy: no request after the model loads, none carries
 // transcript text; the model comes from the Cache API on the second visit.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, SLOW, startServer, launch, artifact, recordRequests } from './lib.mjs';
+import { ROOT, SLOW, serveAndLaunch, artifact, recordRequests } from './lib.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const env = serveAndLaunch();
 
 // Distinctive pieces of the transcript: none may appear in any request.
 function transcriptProbes() {
@@ -42,7 +32,7 @@ function leaks(req, probes) {
 const network = (r) => !r.url.startsWith('blob:') && !r.url.startsWith('data:');
 
 test('demo: load, verify the example, seek at a citation, no leaks', { timeout: SLOW + 120_000 }, async () => {
-  const { context } = browser;
+  const { context } = env.browser;
   const requests = recordRequests(context);
   const page = await context.newPage();
   const consoleErrors = [];
@@ -50,7 +40,7 @@ test('demo: load, verify the example, seek at a citation, no leaks', { timeout: 
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
 
   const t0 = Date.now();
-  await page.goto(server.url);
+  await page.goto(env.server.url);
   await page.waitForFunction(() => document.body.dataset.model === 'ready' || document.body.dataset.model === 'failed', null, { timeout: SLOW });
   const modelState = await page.evaluate(() => document.body.dataset.model);
   assert.equal(modelState, 'ready', `model failed to load: ${await page.textContent('#model-text')} ${consoleErrors.join('\n')}`);
@@ -101,7 +91,7 @@ test('demo: load, verify the example, seek at a citation, no leaks', { timeout: 
   assert.deepEqual(after.map((r) => r.url), [], 'no request after the model loaded');
   const probes = transcriptProbes();
   assert.ok(probes.length > 5, 'probes from the transcript');
-  const origin = new URL(server.url).origin;
+  const origin = new URL(env.server.url).origin;
   for (const r of requests.filter(network)) {
     assert.equal(new URL(r.url).origin, origin, `third-party request ${r.url}`);
     assert.equal(r.method, 'GET', `${r.method} ${r.url}`);
@@ -111,10 +101,10 @@ test('demo: load, verify the example, seek at a citation, no leaks', { timeout: 
 });
 
 test('demo: second visit loads the model from the Cache API', { timeout: SLOW }, async () => {
-  const { context } = browser;
+  const { context } = env.browser;
   const requests = recordRequests(context);
   const page = await context.newPage();
-  await page.goto(server.url);
+  await page.goto(env.server.url);
   await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: SLOW });
   const info = await page.evaluate(() => window.meetciteDemo.timings.load);
   console.log(`# chromium: cached model ready in ${info.totalMs} ms`);
@@ -124,8 +114,8 @@ test('demo: second visit loads the model from the Cache API', { timeout: SLOW },
 });
 
 test('the package imports from a plain <script type="module"> (main thread)', { timeout: 60_000 }, async () => {
-  const page = await browser.context.newPage();
-  await page.goto(`${server.url}data/examples.json`); // same origin, no demo scripts running
+  const page = await env.browser.context.newPage();
+  await page.goto(`${env.server.url}data/examples.json`); // same origin, no demo scripts running
   const r = await page.evaluate(async () => {
     const s = document.createElement('script');
     s.type = 'module';

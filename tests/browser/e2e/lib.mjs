@@ -1,4 +1,5 @@
 // Shared helpers for the Chromium tests: a static server for www/ and a fresh browser profile.
+import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,20 @@ export async function startServer() {
     proc.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   return { url, close: () => proc.kill('SIGTERM') };
+}
+
+/** Start the demo server and a browser before the file's tests, close both after them. */
+export function serveAndLaunch() {
+  const env = {};
+  before(async () => {
+    env.server = await startServer();
+    env.browser = await launch();
+  });
+  after(async () => {
+    await env.browser?.close();
+    env.server?.close();
+  });
+  return env;
 }
 
 export async function launch() {

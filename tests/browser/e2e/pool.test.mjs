@@ -2,23 +2,13 @@
 // instance and model, give the report a single Verifier gives on the 10-claim / 20-chunk bench
 // fixture; score keeps the order; errors keep their codes; the demo verifies through the pool and
 // through its single-worker fallback (?workers=1) with the same verdicts.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, SLOW, startServer, launch } from './lib.mjs';
+import { ROOT, SLOW, serveAndLaunch } from './lib.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+const env = serveAndLaunch();
 
 // Deep equality, except NLI probabilities, which may differ in the last float bits: the model's
 // output depends slightly on which pairs share a batch (padding), and the pool batches differently.
@@ -37,12 +27,12 @@ function sameReport(a, b, where = 'report') {
 }
 
 test('VerifierPool x2 gives the single Verifier report (10 claims / 20 chunks)', { timeout: SLOW + 120_000 }, async () => {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(m.text()));
   page.on('response', (res) => res.status() >= 400 && !res.url().endsWith('/favicon.ico') && errors.push(`${res.status()} ${res.url()}`));
-  await page.goto(`${server.url}data/examples.json`); // same origin as /pkg/ and /models/
+  await page.goto(`${env.server.url}data/examples.json`); // same origin as /pkg/ and /models/
   const chunks = readFileSync(path.join(ROOT, 'bench/fixtures/e2e_chunks.json'), 'utf8');
   const answer = readFileSync(path.join(ROOT, 'bench/fixtures/e2e_answer.json'), 'utf8');
   const r = await page.evaluate(async ({ chunks, answer }) => {
@@ -107,11 +97,11 @@ test('VerifierPool x2 gives the single Verifier report (10 claims / 20 chunks)',
 
 test('demo: pool (default) and single-worker fallback (?workers=1) give the same verdicts', { timeout: SLOW + 120_000 }, async () => {
   const run = async (query) => {
-    const page = await browser.context.newPage();
+    const page = await env.browser.context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    await page.goto(`${server.url}${query}`);
+    await page.goto(`${env.server.url}${query}`);
     await page.waitForFunction(() => document.body.dataset.model === 'ready' || document.body.dataset.model === 'failed', null, { timeout: SLOW });
     assert.equal(await page.evaluate(() => document.body.dataset.model), 'ready', await page.textContent('#model-text'));
     await page.waitForFunction(() => document.querySelector('#answer').value.includes('claims'));
@@ -128,7 +118,7 @@ test('demo: pool (default) and single-worker fallback (?workers=1) give the same
     return out;
   };
   const cores = await (async () => {
-    const p = await browser.context.newPage();
+    const p = await env.browser.context.newPage();
     const n = await p.evaluate(() => navigator.hardwareConcurrency);
     await p.close();
     return n;

@@ -5,21 +5,33 @@
 // in window.__xss. The test page has no CSP, and a positive control proves that an injected
 // handler would run there. The Markdown rendering goes through a small naive Markdown-to-HTML step.
 // Then the real demo page (www/, with its CSP) is driven with the same payloads.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SLOW, startServer, launch, artifact } from './lib.mjs';
+import { SLOW, serveAndLaunch, artifact } from './lib.mjs';
 
-let server;
-let browser;
+const env = serveAndLaunch();
 
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
+// Hover and click every visible element matching `selector`; http(s) link clicks are kept in the
+// page (recorded in window.__nav) instead of navigating. Returns the matching elements.
+async function hoverAndClickAll(page, selector) {
+  await page.evaluate(() => {
+    window.__nav = [];
+    document.addEventListener('click', (e) => {
+      const a = e.target.closest('a');
+      if (a && /^https?:/i.test(a.href)) {
+        e.preventDefault();
+        window.__nav.push(a.href);
+      }
+    }, true);
+  });
+  const els = await page.$$(selector);
+  for (const el of els) {
+    if (!(await el.isVisible())) continue;
+    await el.hover({ timeout: 1_000 }).catch(() => {});
+    await el.click({ timeout: 1_000 }).catch(() => {});
+  }
+  return els;
+}
 
 const X = '__x()';
 // markup, attribute breaking, mXSS, template and Markdown injection
@@ -119,7 +131,7 @@ const DOM_CHECK = (root) => {
 };
 
 test('package: renderHtml / renderMarkdown of a hostile report run nothing', { timeout: 120_000 }, async () => {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const dialogs = [];
   page.on('dialog', (d) => {
     dialogs.push(d.message());
@@ -128,7 +140,7 @@ test('package: renderHtml / renderMarkdown of a hostile report run nothing', { t
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   // a blank page of the server's origin, without a CSP (the package is imported from the server)
-  const url = `${server.url}__xss_test.html`;
+  const url = `${env.server.url}__xss_test.html`;
   await page.route(url, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="out"></div><div id="md"></div></body></html>' }));
   await page.goto(url);
   await page.evaluate(() => {
@@ -174,22 +186,7 @@ test('package: renderHtml / renderMarkdown of a hostile report run nothing', { t
   for (const m of info.md.matchAll(/\]\(<([^>]*)>\)/g)) assert.match(m[1], /^https?:\/\//i, 'markdown link targets are http(s)');
 
   // hover and click every link and button-like citation; keep http(s) navigations in the page
-  await page.evaluate(() => {
-    window.__nav = [];
-    document.addEventListener('click', (e) => {
-      const a = e.target.closest('a');
-      if (a && /^https?:/i.test(a.href)) {
-        e.preventDefault();
-        window.__nav.push(a.href);
-      }
-    }, true);
-  });
-  const anchors = await page.$$('#out a, #md a, #out [title], #out span');
-  for (const a of anchors) {
-    if (!(await a.isVisible())) continue;
-    await a.hover({ timeout: 1_000 }).catch(() => {});
-    await a.click({ timeout: 1_000 }).catch(() => {});
-  }
+  const anchors = await hoverAndClickAll(page, '#out a, #md a, #out [title], #out span');
   await page.mouse.move(0, 0);
   await page.waitForTimeout(300);
   const result = await page.evaluate((check) => {
@@ -208,7 +205,7 @@ test('package: renderHtml / renderMarkdown of a hostile report run nothing', { t
 });
 
 test('demo page: hostile chunks and answer run nothing', { timeout: SLOW + 60_000 }, async () => {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const dialogs = [];
   page.on('dialog', (d) => {
     dialogs.push(d.message());
@@ -221,7 +218,7 @@ test('demo page: hostile chunks and answer run nothing', { timeout: SLOW + 60_00
     window.__violations = [];
     document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
   });
-  await page.goto(server.url);
+  await page.goto(env.server.url);
   await page.waitForFunction(() => !document.getElementById('verify').disabled, null, { timeout: SLOW });
   await page.waitForFunction(() => document.getElementById('chunks').value.length > 0, null, { timeout: 30_000 });
   const { chunks, answer } = scenario();
@@ -237,22 +234,7 @@ test('demo page: hostile chunks and answer run nothing', { timeout: SLOW + 60_00
   const n = await page.$$eval('#claims > li', (lis) => lis.length);
   assert.equal(n, PAYLOADS.length + 3);
   // keep http(s) recording links (target=_blank) from opening
-  await page.evaluate(() => {
-    window.__nav = [];
-    document.addEventListener('click', (e) => {
-      const a = e.target.closest('a');
-      if (a && /^https?:/i.test(a.href)) {
-        e.preventDefault();
-        window.__nav.push(a.href);
-      }
-    }, true);
-  });
-  const els = await page.$$('#claims a, #claims .quote, #claims .cite, #claims [data-reason], #answer-errors *');
-  for (const e of els) {
-    if (!(await e.isVisible())) continue;
-    await e.hover({ timeout: 1_000 }).catch(() => {});
-    await e.click({ timeout: 1_000 }).catch(() => {});
-  }
+  const els = await hoverAndClickAll(page, '#claims a, #claims .quote, #claims .cite, #claims [data-reason], #answer-errors *');
   await page.waitForTimeout(300);
   const result = await page.evaluate((check) => {
     const f = new Function(`return (${check})`)();

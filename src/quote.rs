@@ -111,14 +111,17 @@ impl Peq {
         let nb = pat.len().div_ceil(64);
         let mut p = Peq { nb, index: HashMap::new(), ascii: [usize::MAX; 128], masks: vec![0; nb] };
         for (i, &c) in pat.iter().enumerate() {
-            let slot = match p.index.get(&c) {
-                Some(&s) => s,
+            // ASCII chars live in the table only; the map (SipHash) is for the rest
+            let known = if (c as u32) < 128 { Some(p.ascii[c as usize]).filter(|&s| s != usize::MAX) } else { p.index.get(&c).copied() };
+            let slot = match known {
+                Some(s) => s,
                 None => {
                     p.masks.extend(std::iter::repeat_n(0, nb));
                     let s = p.masks.len() / nb - 1;
-                    p.index.insert(c, s);
                     if (c as u32) < 128 {
                         p.ascii[c as usize] = s;
+                    } else {
+                        p.index.insert(c, s);
                     }
                     s
                 }
@@ -271,17 +274,47 @@ fn number_ok(q: &str, s: &str) -> bool {
     q == s || (!q.ends_with('%') && s.strip_suffix('%') == Some(q))
 }
 
+/// A text prepared for matching several quotes: its normalised view is built once (verifying
+/// an answer whose claims cite the same chunk normalises that chunk once, not once per claim).
+pub struct Haystack {
+    view: View,
+}
+
+impl Haystack {
+    pub fn new(text: &str) -> Haystack {
+        Haystack { view: View::new(text) }
+    }
+
+    /// Align `quote` inside the prepared text; same result as [`match_quote`] on that text.
+    pub fn match_quote(&self, quote: &str, opts: &MatchOptions) -> QuoteMatch {
+        match quote_view(quote) {
+            Ok(q) => align(&q, &self.view, opts),
+            Err(none) => none,
+        }
+    }
+}
+
+/// The quote's view, or the result for a quote that cannot match (empty, too long).
+fn quote_view(quote: &str) -> Result<View, QuoteMatch> {
+    let q = View::new(quote);
+    match q.chars.len() {
+        0 => Err(QuoteMatch::none()),
+        m if m > MAX_QUOTE_CHARS => Err(QuoteMatch { too_long: true, ..QuoteMatch::none() }),
+        _ => Ok(q),
+    }
+}
+
 /// Align `quote` inside `text`.
 pub fn match_quote(text: &str, quote: &str, opts: &MatchOptions) -> QuoteMatch {
-    let q = View::new(quote);
+    match quote_view(quote) {
+        // the text is normalised only for a quote that can match
+        Ok(q) => align(&q, &View::new(text), opts),
+        Err(none) => none,
+    }
+}
+
+fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
     let m = q.chars.len();
-    if m == 0 {
-        return QuoteMatch::none();
-    }
-    if m > MAX_QUOTE_CHARS {
-        return QuoteMatch { too_long: true, ..QuoteMatch::none() };
-    }
-    let t = View::new(text);
     if t.chars.is_empty() {
         return QuoteMatch::none();
     }

@@ -4,7 +4,7 @@
 use crate::answer::{parse_answer, AnswerError, Claim};
 use crate::attribution::{same_subject_counts, speaker_mismatch, subject_words};
 use crate::context::{Chunk, Source};
-use crate::quote::{locate, match_quote, Location, MatchOptions, QuoteMatch};
+use crate::quote::{locate, Haystack, Location, MatchOptions, QuoteMatch};
 use crate::render::{deep_link, DeepLink};
 use crate::text::number_values;
 use serde::{Deserialize, Serialize};
@@ -52,24 +52,32 @@ pub struct ScoredPair {
 /// ([`nli_plan`] lists the pairs, workers score them, the coordinator verifies with this).
 pub struct Precomputed<'a> {
     inner: &'a dyn Entail,
-    scores: HashMap<(String, String), Probs>,
+    /// premise -> hypothesis -> probabilities (looked up by `&str`, no key built per lookup)
+    scores: HashMap<String, HashMap<String, Probs>>,
 }
 
 impl<'a> Precomputed<'a> {
     pub fn new(inner: &'a dyn Entail, scores: impl IntoIterator<Item = ScoredPair>) -> Self {
-        Precomputed { inner, scores: scores.into_iter().map(|s| ((s.premise, s.hypothesis), s.probs)).collect() }
+        let mut map: HashMap<String, HashMap<String, Probs>> = HashMap::new();
+        for s in scores {
+            map.entry(s.premise).or_default().insert(s.hypothesis, s.probs);
+        }
+        Precomputed { inner, scores: map }
+    }
+
+    fn get(&self, premise: &str, hypothesis: &str) -> Option<&Probs> {
+        self.scores.get(premise).and_then(|h| h.get(hypothesis))
     }
 }
 
 impl Entail for Precomputed<'_> {
     fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
-        let missing: Vec<(&str, &str)> =
-            pairs.iter().filter(|(p, h)| !self.scores.contains_key(&(p.to_string(), h.to_string()))).copied().collect();
+        let missing: Vec<(&str, &str)> = pairs.iter().filter(|(p, h)| self.get(p, h).is_none()).copied().collect();
         let fresh = if missing.is_empty() { Vec::new() } else { self.inner.score_pairs(&missing)? };
         let mut fresh = fresh.into_iter();
         pairs
             .iter()
-            .map(|(p, h)| match self.scores.get(&(p.to_string(), h.to_string())) {
+            .map(|(p, h)| match self.get(p, h) {
                 Some(pr) => Ok(*pr),
                 None => fresh.next().ok_or_else(|| "NLI model returned fewer scores than pairs".to_string()),
             })
@@ -380,8 +388,10 @@ pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<
             premise_quote: None,
         });
     }
+    // each cited chunk is normalised for matching once, however many claims cite it
+    let hay: Vec<std::cell::OnceCell<Haystack>> = sources.iter().map(|_| std::cell::OnceCell::new()).collect();
     for c in &parsed.claims {
-        work.push(check_claim(c, sources, &speakers, opts));
+        work.push(check_claim(c, sources, &hay, &speakers, opts));
     }
     // NLI, batched over all claims
     if let Some(nli) = opts.nli {
@@ -468,9 +478,9 @@ fn blank(index: usize, text: String, source: Option<String>, quote: String, stat
     }
 }
 
-fn check_claim<'s>(c: &Claim, sources: &'s [Source], speakers: &[String], opts: &VerifyOptions) -> Work<'s> {
+fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<Haystack>], speakers: &[String], opts: &VerifyOptions) -> Work<'s> {
     let label = format!("S{}", c.source);
-    let Some(src) = crate::context::lookup(sources, c.source) else {
+    let Some(si) = sources.iter().position(|s| s.label == label) else {
         let known = match sources.len() {
             0 => "there are no sources".to_string(),
             n => format!("the sources are S1..S{n}"),
@@ -482,13 +492,14 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], speakers: &[String], opts: 
             premise_quote: None,
         };
     };
+    let src = &sources[si];
     let chunk = &src.chunk;
     let mut v = blank(c.index, c.text.clone(), Some(label), c.quote.clone(), Status::Flagged, Vec::new());
     v.chunk_id = Some(chunk.id.clone());
     v.meeting_id = Some(chunk.meeting_id.clone());
     v.meeting_title = Some(chunk.meeting_title.clone());
     v.date = Some(chunk.date.clone());
-    let m: QuoteMatch = match_quote(&chunk.text, &c.quote, &opts.matching);
+    let m: QuoteMatch = hay[si].get_or_init(|| Haystack::new(&chunk.text)).match_quote(&c.quote, &opts.matching);
     v.quote_score = Some(m.score);
     if m.too_long {
         v.reasons.push(reason("quote_too_long", format!("the quote is longer than {} characters", crate::quote::MAX_QUOTE_CHARS)));

@@ -63,15 +63,20 @@ impl Utf16 {
 
     /// One pass over the string for all offsets (sorted first).
     fn walk(text: &str, offsets: &mut [&mut usize], from_bytes: bool) -> Result<(), usize> {
-        if offsets.is_empty() {
+        // over the ASCII prefix, bytes and UTF-16 units coincide: those offsets stay as they are
+        let ascii = text.bytes().position(|b| !b.is_ascii()).unwrap_or(text.len());
+        let mut order: Vec<usize> = (0..offsets.len()).filter(|&i| *offsets[i] > ascii).collect();
+        if order.is_empty() {
             return Ok(());
         }
-        let mut order: Vec<usize> = (0..offsets.len()).collect();
         order.sort_by_key(|&i| *offsets[i]);
-        let mut results = vec![0usize; offsets.len()];
+        let mut results: Vec<usize> = offsets.iter().map(|o| **o).collect();
         let mut k = 0;
-        let (mut b, mut u) = (0usize, 0usize);
-        for c in text.chars() {
+        let (mut b, mut u) = (ascii, ascii);
+        for c in text[ascii..].chars() {
+            if k == order.len() {
+                break;
+            }
             let (cb, cu) = (c.len_utf8(), c.len_utf16());
             while k < order.len() {
                 let want = *offsets[order[k]];
@@ -372,8 +377,23 @@ export interface Metrics {
 export interface ModelFiles { model: Uint8Array | ArrayBuffer; tokenizer: Uint8Array | ArrayBuffer | string; config: Uint8Array | ArrayBuffer | string }
 "#;
 
+// wasm-ld treats a module that never calls its constructors itself as a "command" and wraps
+// every export in a call to `__wasm_call_ctors` (tract registers its ops and kernels through
+// `inventory` constructors): ~1,600 wrapped exports, each call into meetcite re-running them.
+// Calling them once here, at instantiation, turns the wrapping off (see the `inventory` docs).
+#[cfg(target_family = "wasm")]
+extern "C" {
+    fn __wasm_call_ctors();
+}
+
 #[wasm_bindgen(start)]
 pub fn start() {
+    #[cfg(target_family = "wasm")]
+    // SAFETY: called once, by wasm-bindgen's start hook right after instantiation, before any
+    // other export; the constructors only register static data.
+    unsafe {
+        __wasm_call_ctors();
+    }
     console_error_panic_hook::set_once();
 }
 

@@ -1,6 +1,6 @@
 mod common;
 use common::fixture;
-use meetcite::quote::{locate, match_quote, MatchOptions};
+use meetcite::quote::{locate, match_quote, Haystack, MatchOptions};
 use meetcite::text::{byte_to_utf16, utf16_to_byte};
 use proptest::prelude::*;
 
@@ -25,6 +25,35 @@ fn qmsum_val_cases_accuracy() {
     assert!(p > 50 && n > 150);
     assert!(bal >= 0.95, "balanced accuracy {bal:.3}");
     assert!(tn as f64 / n as f64 >= 0.97, "false quotes must be rejected");
+}
+
+#[test]
+fn prepared_haystack_gives_the_same_result_for_every_quote() {
+    // one Haystack per chunk, reused for many quotes (its own and those of the next cases: mostly
+    // misses, some stitched or partial), against a fresh `match_quote` each time
+    let mo = MatchOptions::default();
+    let cases: Vec<(String, String)> = fixture("quotes_test.jsonl")
+        .lines()
+        .map(|l| {
+            let c: serde_json::Value = serde_json::from_str(l).unwrap();
+            (c["text"].as_str().unwrap().to_string(), c["quote"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let (mut compared, mut matched) = (0, 0);
+    for (i, (text, _)) in cases.iter().enumerate().step_by(3) {
+        let h = Haystack::new(text);
+        for (_, quote) in cases.iter().cycle().skip(i).take(12) {
+            let m = h.match_quote(quote, &mo);
+            assert_eq!(m, match_quote(text, quote, &mo), "{quote:?}");
+            compared += 1;
+            matched += m.matched as usize;
+        }
+    }
+    for quote in ["", &"word ".repeat(meetcite::quote::MAX_QUOTE_CHARS)] {
+        let h = Haystack::new("some text");
+        assert_eq!(h.match_quote(quote, &mo), match_quote("some text", quote, &mo));
+    }
+    assert!(compared > 1000 && matched > 20, "{compared} compared, {matched} matched");
 }
 
 #[test]

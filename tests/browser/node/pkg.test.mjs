@@ -66,6 +66,19 @@ test('matchQuote returns UTF-16 offsets (emoji before the quote)', () => {
   assert.deepEqual(bad.missingNumbers, ['20%']);
 });
 
+test('matchQuote offsets around the end of the ASCII prefix (the conversion fast path)', () => {
+  // quote inside the ASCII prefix, quote starting on the first non-ASCII char, and after it
+  const t = 'Luis said the budget is final. Éric thinks café prices rise by 5% next month, Zoë said.';
+  for (const q of ['the budget is final', 'Éric thinks café prices rise', 'prices rise by 5% next month', 'next month, Zoë said']) {
+    const r = m.matchQuote(t, q);
+    assert.equal(r.matched, true, q);
+    assert.equal(t.slice(r.start, r.end), q, q);
+  }
+  // a span that ends exactly where the ASCII prefix ends
+  const e = m.matchQuote('we said yes é', 'we said yes');
+  assert.deepEqual([e.start, e.end], [0, 11]);
+});
+
 test('buildContext: numbered sources, prompt, camelCase keys, UTF-16 turn offsets round-trip', () => {
   const t = EMOJI_TEXT;
   const luis = t.indexOf('Luis:');

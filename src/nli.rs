@@ -111,6 +111,91 @@ fn onnx_vocab_size(proto: &tract_onnx::pb::ModelProto) -> Option<usize> {
     g.initializer.iter().filter(|t| t.dims.len() == 2).max_by_key(|t| t.dims[0] * t.dims[1]).map(|t| t.dims[0] as usize)
 }
 
+/// Replace each `DequantizeLinear` of constant int8/uint8 weights (the weight-only int8 form the
+/// shipped model uses) by the f32 initializer it computes, `(q - zero_point) * scale` per tensor
+/// or per channel, as the ONNX operator defines it. tract folds these constants itself at load,
+/// but through its generic cast and broadcast code, which was ~40 % of the model load time in
+/// wasm; this is one pass over the bytes. Nodes in any other form are left to tract. Returns the
+/// number of nodes folded.
+fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
+    use std::collections::{HashMap, HashSet};
+    use tract_onnx::pb::{NodeProto, TensorProto};
+    const FLOAT: i32 = 1;
+    const UINT8: i32 = 2;
+    const INT8: i32 = 3;
+    let Some(g) = proto.graph.as_mut() else { return 0 };
+    let inits: HashMap<&str, &TensorProto> = g.initializer.iter().map(|t| (t.name.as_str(), t)).collect();
+    let fold = |n: &NodeProto| -> Option<TensorProto> {
+        if n.op_type != "DequantizeLinear" || !(n.domain.is_empty() || n.domain == "ai.onnx") || n.output.len() != 1 || !(2..=3).contains(&n.input.len()) {
+            return None;
+        }
+        let q = inits.get(n.input[0].as_str())?;
+        let scale = inits.get(n.input[1].as_str())?;
+        let zp = match n.input.get(2).filter(|z| !z.is_empty()) {
+            Some(z) => Some(*inits.get(z.as_str())?),
+            None => None,
+        };
+        let count = q.dims.iter().try_fold(1usize, |a, &d| usize::try_from(d).ok().and_then(|d| a.checked_mul(d)))?;
+        let signed = match q.data_type {
+            INT8 => true,
+            UINT8 => false,
+            _ => return None,
+        };
+        if q.raw_data.len() != count || scale.data_type != FLOAT {
+            return None;
+        }
+        let scales: Vec<f32> = if !scale.raw_data.is_empty() {
+            scale.raw_data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+        } else {
+            scale.float_data.clone()
+        };
+        let zps: Vec<i32> = match zp {
+            Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => {
+                z.raw_data.iter().map(|&b| if signed { b as i8 as i32 } else { b as i32 }).collect()
+            }
+            Some(_) => return None,
+            None => vec![0; scales.len()],
+        };
+        // per tensor (scalar scale) or per channel along `axis` (default 1)
+        let (channels, stride) = if scale.dims.is_empty() && scales.len() == 1 {
+            (1, count.max(1))
+        } else {
+            let rank = q.dims.len() as i64;
+            let axis = n.attribute.iter().find(|a| a.name == "axis").map(|a| a.i).unwrap_or(1);
+            let axis = if axis < 0 { axis + rank } else { axis };
+            if scale.dims.len() != 1 || !(0..rank).contains(&axis) || q.dims[axis as usize] as usize != scales.len() {
+                return None;
+            }
+            (scales.len(), q.dims[axis as usize + 1..].iter().product::<i64>() as usize)
+        };
+        let mut raw = Vec::with_capacity(count * 4);
+        for (i, &b) in q.raw_data.iter().enumerate() {
+            let c = if channels == 1 { 0 } else { (i / stride) % channels };
+            let v = if signed { b as i8 as i32 } else { b as i32 };
+            raw.extend_from_slice(&(((v - zps[c]) as f32) * scales[c]).to_le_bytes());
+        }
+        Some(TensorProto { name: n.output[0].clone(), dims: q.dims.clone(), data_type: FLOAT, raw_data: raw, ..Default::default() })
+    };
+    let mut folded = Vec::new();
+    let mut keep = Vec::with_capacity(g.node.len());
+    for n in &g.node {
+        match fold(n) {
+            Some(t) => folded.push(t),
+            None => keep.push(n.clone()),
+        }
+    }
+    if folded.is_empty() {
+        return 0;
+    }
+    let n = folded.len();
+    g.node = keep;
+    // drop the int8 tensors nothing reads any more
+    let used: HashSet<String> = g.node.iter().flat_map(|n| n.input.iter().cloned()).chain(g.output.iter().map(|o| o.name.clone())).collect();
+    g.initializer.retain(|t| used.contains(&t.name));
+    g.initializer.extend(folded);
+    n
+}
+
 impl NliModel {
     /// Load from the bytes of the ONNX file, `tokenizer.json` and `config.json`.
     pub fn from_bytes(model: &[u8], tokenizer: &[u8], config: &[u8]) -> Result<Self, NliError> {
@@ -136,6 +221,8 @@ impl NliModel {
             None => return Err(NliError::Model("no embedding table found in the ONNX graph".into())),
             _ => {}
         }
+        let mut proto = proto;
+        fold_weight_dequantize(&mut proto);
         let mut m = onnx.model_for_proto_model(&proto).map_err(|e| NliError::Model(format!("{e:#}")))?;
         let n_inputs = m.input_outlets().map_err(|e| NliError::Model(e.to_string()))?.len();
         if n_inputs != config.inputs.len() || !(2..=3).contains(&n_inputs) {
@@ -263,5 +350,37 @@ impl crate::verify::Entail for NliModel {
     }
     fn max_length(&self) -> usize {
         self.config.max_length
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_weights_fold_to_f32_initializers() {
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/models/nli-minilm-l6-int8.onnx")).unwrap();
+        let onnx = tract_onnx::onnx();
+        let mut proto = onnx.proto_model_for_read(&mut std::io::Cursor::new(&bytes[..])).unwrap();
+        let g = proto.graph.as_ref().unwrap();
+        let dq: Vec<_> = g.node.iter().filter(|n| n.op_type == "DequantizeLinear").cloned().collect();
+        assert!(dq.len() >= 30, "{} DequantizeLinear nodes", dq.len());
+        // the first row of the word embeddings, by hand: (q - zp) * scale[0] (per row, axis 0)
+        let find = |name: &str| g.initializer.iter().find(|t| t.name == name).unwrap().clone();
+        let emb = dq.iter().find(|n| n.output[0].contains("word_embeddings")).unwrap();
+        let (q, scale, zp) = (find(&emb.input[0]), find(&emb.input[1]), find(&emb.input[2]));
+        let s0 = f32::from_le_bytes(scale.raw_data[0..4].try_into().unwrap());
+        let want: Vec<f32> = q.raw_data[..384].iter().map(|&b| ((b as i8 as i32 - zp.raw_data[0] as i8 as i32) as f32) * s0).collect();
+        assert_eq!(fold_weight_dequantize(&mut proto), dq.len());
+        let g = proto.graph.as_ref().unwrap();
+        assert!(!g.node.iter().any(|n| n.op_type == "DequantizeLinear"));
+        assert!(!g.initializer.iter().any(|t| t.name == q.name), "the int8 tensor is dropped");
+        let w = g.initializer.iter().find(|t| t.name == emb.output[0]).unwrap();
+        assert_eq!((w.dims.clone(), w.data_type), (q.dims.clone(), 1));
+        let got: Vec<f32> = w.raw_data[..384 * 4].chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        assert_eq!(got, want);
+        assert!(want.iter().any(|&x| x != 0.0));
+        // a second pass finds nothing to fold
+        assert_eq!(fold_weight_dequantize(&mut proto), 0);
     }
 }

@@ -4,6 +4,9 @@
   python evaluate.py --f32 ../train/out/nli-minilm-l6-f32.onnx --torch-ckpt /work/ckpt/best.pt
         # + int8-vs-f32 accuracy delta and the 200-pair onnxruntime-vs-torch parity
   python evaluate.py --tune                # tune thresholds.entailment on dnli2024_dev + QMSum-train pairs
+  python evaluate.py --model ../train/out/candidate-int8.onnx --results ../train/out/candidate_results.json \
+        --parity-out ../train/out/candidate_parity_pairs.jsonl --save-probs ../train/out/probs_candidate
+        # evaluate a CANDIDATE file without touching the shipped results.json / parity_pairs.jsonl
 
 Tokenization (the Rust side must match): tokenizer.json (BERT uncased WordPiece), pair encoding
 [CLS] premise [SEP] hypothesis [SEP], token_type_ids 0 for the premise part and 1 for the hypothesis part,
@@ -127,24 +130,35 @@ def _dump():
         json.dump(_DUMP["res"], open(_DUMP["path"], "w"), indent=2)
 
 
-def eval_sets(model, res, quick=False):
+_PROBS = {}
+
+
+def _save_probs(name, p):
+    if _PROBS.get("dir"):
+        os.makedirs(_PROBS["dir"], exist_ok=True)
+        np.save(os.path.join(_PROBS["dir"], name + ".npy"), p)
+
+
+def eval_sets(model, res, quick=False, docs=True):
     for name in THREE_WAY:
         rows = read(os.path.join(NLI, name + ".jsonl"))
         if quick:
             rows = random.Random(0).sample(rows, min(2000, len(rows)))
         t = time.time()
         p = model.probs([(r["premise"], r["hypothesis"]) for r in rows])
+        _save_probs(name, p)
         gold = np.array([r["label"] == "entailment" for r in rows])
         res[name] = {"n": len(rows), "acc_3way": round(acc3(p, rows), 4),
                      "bal_acc_supported": round(bal_acc(supported(p), gold), 4), "secs": round(time.time() - t, 1)}
         print(name, res[name], flush=True)
         _dump()
-    if quick:
+    if quick or not docs:
         return
     for name in TWO_WAY_DOCS:
         rows = read(os.path.join(NLI, name + ".jsonl"))
         t = time.time()
         p = model.probs_chunked([(r["premise"], r["hypothesis"]) for r in rows])
+        _save_probs(name, p)
         gold = np.array([r["label"] == "entailment" for r in rows])
         res[name] = {"n": len(rows), "bal_acc_supported": round(bal_acc(supported(p), gold), 4),
                      "roc_auc_p_entailment": round(auc(p[:, E], gold), 4), "secs": round(time.time() - t, 1)}
@@ -155,6 +169,7 @@ def eval_sets(model, res, quick=False):
 def eval_qmsum(model, res, key="qmsum_val_pairs"):
     rows = read(os.path.join(HERE, "qmsum_val_pairs.jsonl"))
     p = model.probs([(r["premise"], r["hypothesis"]) for r in rows])
+    _save_probs(key, p)
     gold = np.array([r["label"] == "entailment" for r in rows])
     sup = supported(p)
     by_kind = {}
@@ -203,14 +218,14 @@ def latency(model, L=128, runs=50):
     return round(float(np.median(ts)) * 1000, 2)
 
 
-def parity_pairs(model, n=20):
+def parity_pairs(model, n=20, out=None):
     rng = random.Random(1)
     src = []
     for name, k in [("snli_test", 5), ("mnli_dev_mismatched", 5), ("dnli2024_test", 4)]:
         src += [dict(r, source=name) for r in rng.sample(read(os.path.join(NLI, name + ".jsonl")), k)]
     src += [dict(r) for r in rng.sample(read(os.path.join(HERE, "qmsum_val_pairs.jsonl")), n - len(src))]
     p = model.probs([(r["premise"], r["hypothesis"]) for r in src], bs=1)
-    with open(os.path.join(HERE, "parity_pairs.jsonl"), "w") as f:
+    with open(out or os.path.join(HERE, "parity_pairs.jsonl"), "w") as f:
         for r, pr in zip(src, p):
             f.write(json.dumps({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"],
                                 "source": r.get("source"), "probs": [round(float(x), 6) for x in pr]}, ensure_ascii=False) + "\n")
@@ -244,9 +259,15 @@ def main():
     ap.add_argument("--tune", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip-sets", action="store_true")
+    ap.add_argument("--model", help="ONNX file to evaluate (default: the shipped models/<config model_file>)")
+    ap.add_argument("--results", help="results json to write (default: eval/results.json)")
+    ap.add_argument("--parity-out", help="parity pairs jsonl to write (default: eval/parity_pairs.jsonl)")
+    ap.add_argument("--save-probs", help="folder for per-set probability arrays (.npy)")
+    ap.add_argument("--skip-docs", action="store_true", help="skip the chunked long-document 2-way sets")
     a = ap.parse_args()
-    path = os.path.join(MODELS, CFG["model_file"])
-    res_path = os.path.join(HERE, "results.json")
+    path = a.model or os.path.join(MODELS, CFG["model_file"])
+    res_path = a.results or os.path.join(HERE, "results.json")
+    _PROBS["dir"] = a.save_probs
     res = json.load(open(res_path)) if os.path.exists(res_path) else {}
     model = Model(path)
     if a.tune:
@@ -254,7 +275,7 @@ def main():
         res["threshold_tuning"] = {"sets": ["dnli2024_dev", "qmsum_train_sample (1500 training pairs)"], "grid": table, "best": best}
         json.dump(res, open(res_path, "w"), indent=2)
         return
-    res["model_file"] = CFG["model_file"]
+    res["model_file"] = os.path.basename(path)
     res["size_mb"] = round(os.path.getsize(path) / 1e6, 2)
     res["thresholds"] = CFG["thresholds"]
     res["latency_ms_1x128_ort_2threads"] = latency(model)
@@ -264,8 +285,8 @@ def main():
     _DUMP.update(res=res, path=res_path)
     pq = eval_qmsum(model, res["sets"])
     if not a.skip_sets:
-        eval_sets(model, res["sets"], quick=a.quick)
-    parity_pairs(model)
+        eval_sets(model, res["sets"], quick=a.quick, docs=not a.skip_docs)
+    parity_pairs(model, out=a.parity_out)
     if a.f32:
         mf = Model(a.f32)
         d = {}

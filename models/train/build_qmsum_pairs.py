@@ -7,7 +7,9 @@ For each sentence of a human answer to a specific query:
   * contradiction: the sentence with a number, a speaker name/role, a polarity (negation) or an antonym
                    changed, vs. the same entailment window.
 
-Usage: python build_qmsum_pairs.py SPLIT BUDGET OUT.jsonl   (SPLIT = train | val)
+Usage: python build_qmsum_pairs.py SPLIT BUDGET OUT.jsonl [N_CONTRA]   (SPLIT = train | val)
+Env: ATTR_PER_MEETING (default 25) attribution claims per meeting; ATTR_BOTH=1 gives every attribution claim both a
+speaker-swap and a second (number-preferred) contradiction (used for the v2 training pairs only).
 Deterministic (seeded).
 """
 import json, os, random, re, sys, glob
@@ -204,7 +206,7 @@ def build(split, budget, seed=13, min_cov=0.4, n_contra=2):
 FILLER = re.compile(r"\b(uh|um|uh-huh|mm-hmm|hmm|you know|i mean|like,|so,|well,|okay,|yeah,|oh,)\s*", re.I)
 
 
-def attribution_pairs(split, budget, seed=7, per_meeting=25):
+def attribution_pairs(split, budget, seed=7, per_meeting=25, both=False):
     """Speaker-attribution pairs: '<Speaker> said that <sentence of one of their turns>' vs. a window that contains the
     turn (entailment), the same claim with the speaker swapped / negated / a number changed (contradiction), and the
     claim vs. a distant window (neutral)."""
@@ -240,7 +242,20 @@ def attribution_pairs(split, budget, seed=7, per_meeting=25):
             pairs.append({"premise": prem, "hypothesis": hyp, "label": "entailment", "source": f"qmsum_{split}", "kind": "attr", **meta})
             others = [o for o in mt.speakers if o != spk]
             r = rng.random()
-            if others and r < 0.5:
+            if both:
+                # v2: always a speaker swap (if another speaker exists) AND one more contradiction, a changed number
+                # preferred when the claim has one (speaker attribution and numbers are the known weaknesses)
+                if others:
+                    o = rng.choice(others)
+                    pairs.append({"premise": prem, "hypothesis": f"{o} {verb} {s}.", "label": "contradiction",
+                                  "source": f"qmsum_{split}", "kind": "attr_speaker", **meta})
+                cons = [c for c in perturb(hyp, [], rng) if c[0] in ("negation", "number", "antonym")]
+                num = [c for c in cons if c[0] == "number"]
+                if cons:
+                    k, cs = num[0] if num else rng.choice(cons)
+                    pairs.append({"premise": prem, "hypothesis": cs, "label": "contradiction", "source": f"qmsum_{split}",
+                                  "kind": "attr_" + k, **meta})
+            elif others and r < 0.5:
                 o = rng.choice(others)
                 pairs.append({"premise": prem, "hypothesis": f"{o} {verb} {s}.", "label": "contradiction",
                               "source": f"qmsum_{split}", "kind": "attr_speaker", **meta})
@@ -265,7 +280,8 @@ if __name__ == "__main__":
     split, budget, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     n_contra = int(sys.argv[4]) if len(sys.argv) > 4 else 2
     ps = build(split, budget, n_contra=n_contra)
-    ps += attribution_pairs(split, budget, per_meeting=int(os.environ.get("ATTR_PER_MEETING", "25")))
+    ps += attribution_pairs(split, budget, per_meeting=int(os.environ.get("ATTR_PER_MEETING", "25")),
+                            both=os.environ.get("ATTR_BOTH", "0") == "1")
     with open(out, "w") as fh:
         for p in ps:
             fh.write(json.dumps(p, ensure_ascii=False) + "\n")

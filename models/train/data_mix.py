@@ -4,6 +4,8 @@ import json, os, random
 NLI = os.environ.get("NLI_DIR", "/work/shared/data/nli/normalized")
 HERE = os.path.dirname(os.path.abspath(__file__))
 QMSUM_TRAIN = os.environ.get("QMSUM_TRAIN_PAIRS", os.path.join(HERE, "out", "qmsum_train_pairs.jsonl"))
+# v2 (continued training) uses a larger QMSum-train pair file, see README step 4b
+QMSUM_TRAIN_V2 = os.environ.get("QMSUM_TRAIN_PAIRS_V2", os.path.join(HERE, "out", "qmsum_train_pairs_v2.jsonl"))
 QMSUM_VAL = os.environ.get("QMSUM_VAL_PAIRS", os.path.join(HERE, "..", "eval", "qmsum_val_pairs.jsonl"))
 LABELS = ["entailment", "neutral", "contradiction"]
 
@@ -22,22 +24,62 @@ TRAIN_MIX = {
     "dnc_megaveridicality_train_2way.jsonl": 3000, # MIT (2-way)
 }
 
+# "v2": the mix of the continued-training step (started from the shipped v1 weights). All of v1's sources in full
+# (the not-yet-used remainders of the four sampled sets), plus new sets whose licence as stated in
+# /work/shared/data/nli/SOURCES.md allows commercial use, plus a larger QMSum-train pair file.
+# A dict value caps the number of pairs per label (seeded sample), None = all.
+# Checked and NOT used (see MODEL_CARD.md): rte / addone_rte / qnli / fracas / cb / commitmentbank (no licence
+# stated that allows commercial use), wice (Common Crawl pages' own terms), dnc sentiment / verbnet / factuality /
+# kg_relations / puns (per-example licences not stated here, puns CC BY-NC), fever_symmetric_v01_generated (366 of
+# its 717 pairs are in the held-out fever_symmetric_v02_test), dnc_fw_nli_* (built from MNLI dev incl. the held-out
+# mismatched part: exact overlaps), cad_snli_revised_dev (shares 401 premises with the dev-monitor set).
+TRAIN_MIX_V2 = {
+    "snli_dev.jsonl": None,                        # CC BY-SA 4.0
+    "mnli_dev_matched.jsonl": None,                # OANC / CC BY-SA 3.0 parts
+    "cad_snli_original_train.jsonl": None,         # SNLI text CC BY-SA 4.0, repo Apache-2.0
+    "cad_snli_revised_train.jsonl": None,
+    "conjnli_adversarial_train.jsonl": None,       # MIT (all 15k; v1 used 10k)
+    "mpe_train.jsonl": None,                       # released by authors (all 9k; v1 used 6k)
+    "joci_train.jsonl": None,                      # released by authors (all 8.4k; v1 used 6k)
+    "dnli2024_train.jsonl": None,                  # MIT repo
+    "fever_symmetric_v02_dev.jsonl": None,         # CC BY-SA 3.0
+    "begin_v2_wow_dev_2way.jsonl": None,           # CC BY 4.0 (2-way)
+    "dnc_megaveridicality_train_2way.jsonl": None, # MIT (2-way; all 9.45k; v1 used 3k)
+    # new in v2
+    "breaking_nli_test.jsonl": {"contradiction": 2000},  # CC BY-SA 4.0; single-word substitutions, 87% contradiction -> capped
+    "scitail_dev_2way.jsonl": None,                # Apache-2.0 (2-way)
+    "begin_v2_tc_dev_2way.jsonl": None,            # TopicalChat part, CDLA-Sharing 1.0 (2-way)
+    "conjnli_dev.jsonl": None,                     # MIT
+    "mpe_dev.jsonl": None,                         # same terms as mpe_train
+    "joci_dev.jsonl": None,                        # same terms as joci_train
+}
+
+MIXES = {"v1": (TRAIN_MIX, QMSUM_TRAIN), "v2": (TRAIN_MIX_V2, QMSUM_TRAIN_V2)}
+
 
 def read(path):
     with open(path) as f:
         return [json.loads(l) for l in f if l.strip()]
 
 
-def load_train_mix(seed=42):
+def load_train_mix(seed=42, mix="v1"):
+    table, qmsum = MIXES[mix]
     rng = random.Random(seed)
     out = []
-    for fn, n in TRAIN_MIX.items():
+    for fn, n in table.items():
         rows = read(os.path.join(NLI, fn))
-        if n is not None and n < len(rows):
+        if isinstance(n, dict):
+            keep = []
+            for lab in sorted({r["label"] for r in rows}):
+                rl = [r for r in rows if r["label"] == lab]
+                cap = n.get(lab)
+                keep += rng.sample(rl, cap) if cap is not None and cap < len(rl) else rl
+            rows = keep
+        elif n is not None and n < len(rows):
             rows = rng.sample(rows, n)
         for r in rows:
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
-    for r in read(QMSUM_TRAIN):
+    for r in read(qmsum):
         out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_train"})
     return out
 

@@ -2,6 +2,8 @@
 write the shipped files into models/.
 
   python export.py /work/ckpt/best.pt            # -> train/out/nli-minilm-l6-f32.onnx, ../nli-minilm-l6-int8.onnx
+  python export.py /work/ckpt2/final.pt out/candidate-int8.onnx out/candidate-f32.onnx
+        # CANDIDATE paths: the shipped model and models/config.json are left untouched
 
 The graph is tract-friendly: eager attention, a classic additive 4-D mask computed from the int64 mask, no
 HF mask utilities; inputs input_ids / attention_mask / token_type_ids (int64 [batch, seq]), output logits [batch, 3].
@@ -55,7 +57,7 @@ def main():
     ckpt = sys.argv[1]
     out_dir = os.path.join(HERE, "out")
     os.makedirs(out_dir, exist_ok=True)
-    f32 = os.path.join(out_dir, "nli-minilm-l6-f32.onnx")
+    f32 = sys.argv[3] if len(sys.argv) > 3 else os.path.join(out_dir, "nli-minilm-l6-f32.onnx")
     torch.set_num_threads(2)
     m = load_model(ckpt)
     w = Wrapper(m).eval()
@@ -82,12 +84,16 @@ def main():
     o = s.run(["logits"], {"input_ids": ids.numpy(), "attention_mask": am.numpy(), "token_type_ids": tt.numpy()})[0]
     print("ort f32 vs torch max abs logit diff", float(np.abs(o - ref.numpy()).max()))
     from quantize import quantize
-    q = os.path.join(MODELS, CONFIG["model_file"])
+    shipped = os.path.join(MODELS, CONFIG["model_file"])
+    q = sys.argv[2] if len(sys.argv) > 2 else shipped
     quantize(f32, q)
     s2 = ort.InferenceSession(q, so, providers=["CPUExecutionProvider"])
     o2 = s2.run(["logits"], {"input_ids": ids.numpy(), "attention_mask": am.numpy(), "token_type_ids": tt.numpy()})[0]
     print("int8 logits", o2.tolist(), "f32", o.tolist())
     print("size MB", os.path.getsize(q) / 1e6)
+    if os.path.abspath(q) != os.path.abspath(shipped):
+        print("candidate written to", q, "(models/config.json not touched)")
+        return
     cfg_path = os.path.join(MODELS, "config.json")
     cfg = dict(CONFIG)
     if os.path.exists(cfg_path):  # keep tuned thresholds

@@ -2,6 +2,10 @@
 
 Run (background):  nohup python train.py --end-utc 23:05 > logs/nohup.out 2>&1 &
 Resume:            python train.py --resume --end-utc 23:05
+Continued training (v2): python train.py --init /work/ckpt/from_onnx.pt --mix v2 --lr 2e-5 --warmup 100 \
+                   --ckpt-dir /work/ckpt2 --log train_v2.log --end-utc 07:30 --epochs 3
+  (--init: start weights from a checkpoint's "model" state dict, fresh optimizer and LR schedule; --resume with the
+  same arguments restarts from <ckpt-dir>/last.pt and ignores --init)
 Everything is seeded; the LR schedule is linear warmup then linear decay to 0 at whichever comes first:
 the planned number of steps (--epochs) or the wall-clock deadline (--end-utc). Checkpoints (model + optimizer +
 schedule + data position + RNG) go to --ckpt-dir every --ckpt-min minutes; the best model on the dev mix is
@@ -128,12 +132,16 @@ def main():
     ap.add_argument("--eval-min", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--init", help="checkpoint whose 'model' state dict initialises the weights (fresh optimizer/schedule)")
+    ap.add_argument("--mix", default="v1", help="training mix name in data_mix.MIXES")
+    ap.add_argument("--log", default="train.log", help="log file name under logs/")
+    ap.add_argument("--eval-start", action="store_true", help="evaluate the dev mix before the first step")
     args = ap.parse_args()
 
     os.makedirs(args.ckpt_dir, exist_ok=True)
     os.makedirs(os.path.join(HERE, "logs"), exist_ok=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
-                        handlers=[logging.FileHandler(os.path.join(HERE, "logs", "train.log")), logging.StreamHandler()])
+                        handlers=[logging.FileHandler(os.path.join(HERE, "logs", args.log)), logging.StreamHandler()])
     log = logging.info
     torch.set_num_threads(args.threads)
     seed_all(args.seed)
@@ -141,7 +149,7 @@ def main():
     from transformers import AutoTokenizer, BertForSequenceClassification
     base = base_model_dir()
     tok = AutoTokenizer.from_pretrained(base)
-    train = load_train_mix(seed=args.seed)
+    train = load_train_mix(seed=args.seed, mix=args.mix)
     dev = load_dev_mix(seed=args.seed)
     lab = {"entailment": 0, "neutral": 1, "contradiction": 2, "non_entailment": -1}
     t0 = time.time()
@@ -153,6 +161,11 @@ def main():
 
     model = BertForSequenceClassification.from_pretrained(
         base, num_labels=3, id2label={i: l for i, l in enumerate(LABELS)}, label2id={l: i for i, l in enumerate(LABELS)})
+    if args.init and not (args.resume and os.path.exists(os.path.join(args.ckpt_dir, "last.pt"))):
+        ck = torch.load(args.init, weights_only=False, map_location="cpu")
+        model.load_state_dict(ck["model"] if "model" in ck else ck)
+        log(f"initialised weights from {args.init}")
+    log(f"args {json.dumps(vars(args))}")
     model.train()
     no_decay = ["bias", "LayerNorm.weight"]
     groups = [{"params": [p for n, p in model.named_parameters() if not any(x in n for x in no_decay)], "weight_decay": 0.01},
@@ -189,6 +202,9 @@ def main():
                     "py_rng": random.getstate(), "np_rng": np.random.get_state(), "torch_rng": torch.get_rng_state()}, tmp)
         os.replace(tmp, path)
 
+    if args.eval_start and state["step"] == 0:
+        r = evaluate(model, enc_dev, dev)
+        log(f"DEV start step 0 {json.dumps(r)}")
     last_ck = last_ev = time.time()
     win_loss, win_n, win_t = 0.0, 0, time.time()
     done = False

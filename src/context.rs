@@ -495,8 +495,13 @@ pub fn build_context(chunks: &[Chunk], opts: &ContextOptions) -> Context {
 
 /// Find a source by label in a lookup table.
 pub fn lookup(sources: &[Source], n: u32) -> Option<&Source> {
+    position(sources, n).map(|i| &sources[i])
+}
+
+/// Where `S{n}` sits in `sources`.
+pub fn position(sources: &[Source], n: u32) -> Option<usize> {
     let label = format!("S{n}");
-    sources.iter().find(|s| s.label == label)
+    sources.iter().position(|s| s.label == label)
 }
 
 #[cfg(test)]

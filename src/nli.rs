@@ -136,9 +136,9 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
             None => None,
         };
         let count = q.dims.iter().try_fold(1usize, |a, &d| usize::try_from(d).ok().and_then(|d| a.checked_mul(d)))?;
-        let signed = match q.data_type {
-            INT8 => true,
-            UINT8 => false,
+        let int: fn(u8) -> i32 = match q.data_type {
+            INT8 => |b| b as i8 as i32,
+            UINT8 => |b| b as i32,
             _ => return None,
         };
         if q.raw_data.len() != count || scale.data_type != FLOAT {
@@ -151,7 +151,7 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
         };
         let zps: Vec<i32> = match zp {
             Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => {
-                z.raw_data.iter().map(|&b| if signed { b as i8 as i32 } else { b as i32 }).collect()
+                z.raw_data.iter().map(|&b| int(b)).collect()
             }
             Some(_) => return None,
             None => vec![0; scales.len()],
@@ -171,8 +171,7 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
         let mut raw = Vec::with_capacity(count * 4);
         for (i, &b) in q.raw_data.iter().enumerate() {
             let c = if channels == 1 { 0 } else { (i / stride) % channels };
-            let v = if signed { b as i8 as i32 } else { b as i32 };
-            raw.extend_from_slice(&(((v - zps[c]) as f32) * scales[c]).to_le_bytes());
+            raw.extend_from_slice(&(((int(b) - zps[c]) as f32) * scales[c]).to_le_bytes());
         }
         Some(TensorProto { name: n.output[0].clone(), dims: q.dims.clone(), data_type: FLOAT, raw_data: raw, ..Default::default() })
     };

@@ -480,7 +480,7 @@ fn blank(index: usize, text: String, source: Option<String>, quote: String, stat
 
 fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<Haystack>], speakers: &[String], opts: &VerifyOptions) -> Work<'s> {
     let label = format!("S{}", c.source);
-    let Some(si) = sources.iter().position(|s| s.label == label) else {
+    let Some(si) = crate::context::position(sources, c.source) else {
         let known = match sources.len() {
             0 => "there are no sources".to_string(),
             n => format!("the sources are S1..S{n}"),

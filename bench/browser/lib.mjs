@@ -2,15 +2,14 @@
 // a fresh headless Chromium, statistics.
 import http from 'node:http';
 import fs from 'node:fs';
-import { mkdtempSync, rmSync, mkdirSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { launchFresh } from '../../scripts/chromium.mjs';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '../..');
 export const ORT_DIST = path.join(HERE, 'node_modules/onnxruntime-web/dist');
-export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const OUT = path.resolve(ROOT, process.env.BENCH_OUT || 'target/bench/results/browser.jsonl');
 export const MODELS = {
   int8: path.join(ROOT, 'models/nli-minilm-l6-int8.onnx'),
@@ -102,18 +101,7 @@ export async function startServer() {
 /** A fresh headless Chromium with its own new profile (empty HTTP and code caches). */
 export async function launch() {
   const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(path.join(tmpdir(), 'meetcite-bench-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  });
-  const close = async () => {
-    await context.close().catch(() => {});
-    rmSync(profile, { recursive: true, force: true });
-  };
-  return { context, close };
+  return launchFresh(chromium, { profilePrefix: 'meetcite-bench-chromium-' });
 }
 
 /** Open the blank page, forward its console errors, fail on page errors. */

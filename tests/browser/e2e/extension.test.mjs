@@ -3,31 +3,28 @@
 // citation seeks the page's <audio>.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { ROOT, CHROMIUM, startServer, artifact } from './lib.mjs';
+import { ROOT, startServer, artifact } from './lib.mjs';
+import { launchFresh } from '../../../scripts/chromium.mjs';
 
 const EXT = path.join(ROOT, 'www/extension');
 let server;
 let context;
-let profile;
+let browser;
 
 before(async () => {
   server = await startServer();
-  profile = mkdtempSync(path.join(tmpdir(), 'meetcite-ext-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
+  browser = await launchFresh(chromium, {
+    profilePrefix: 'meetcite-ext-',
     ignoreDefaultArgs: ['--disable-extensions'],
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', `--disable-extensions-except=${EXT}`, `--load-extension=${EXT}`],
+    extraArgs: [`--disable-extensions-except=${EXT}`, `--load-extension=${EXT}`],
   });
+  context = browser.context;
 });
 after(async () => {
-  await context?.close().catch(() => {});
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   server?.close();
 });
 

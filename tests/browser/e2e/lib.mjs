@@ -1,15 +1,14 @@
 // Shared helpers for the Chromium tests: a static server for www/ and a fresh browser profile.
 import { before, after } from 'node:test';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { launchFresh } from '../../../scripts/chromium.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const ARTIFACTS = path.join(ROOT, 'tests/browser/artifacts');
-export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 export const SLOW = Number(process.env.MEETCITE_TEST_TIMEOUT_MS || 240_000);
 
 export async function startServer() {
@@ -45,19 +44,7 @@ export function serveAndLaunch() {
 }
 
 export async function launch() {
-  const profile = mkdtempSync(path.join(tmpdir(), 'meetcite-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-    viewport: { width: 1280, height: 900 },
-  });
-  const close = async () => {
-    await context.close().catch(() => {});
-    rmSync(profile, { recursive: true, force: true });
-  };
-  return { context, close };
+  return launchFresh(chromium, { viewport: { width: 1280, height: 900 } });
 }
 
 export function artifact(name) {

@@ -33,10 +33,11 @@ fn tract_matches_onnxruntime_on_pinned_pairs_and_bad_files_fail_at_load() {
     }
     eprintln!("tract vs onnxruntime: {n} pairs, max abs diff {max_diff:.2e}");
     assert_eq!(n, 20);
-    // onnxruntime's graph optimiser fuses the int8 DequantizeLinear+MatMul pairs into quantized
-    // kernels, tract folds them to f32 weights: the two differ by about 1e-2 on this model
-    // (measured max 0.0136 over these 20 pairs), far below the decision margins.
-    assert!(max_diff < 0.03, "max diff {max_diff}");
+    // `probs` is onnxruntime with graph optimisation off, i.e. the graph's own maths (int8 weights
+    // dequantized to f32), which is what tract computes after folding the DequantizeLinear nodes.
+    // Measured over 200 pairs (eval/results.json, parity_200): max 3.4e-6. onnxruntime's default
+    // level fuses DequantizeLinear+MatMul into int8 kernels and drifts by up to 0.055 from both.
+    assert!(max_diff < 1e-4, "max diff {max_diff}");
     // batching gives the same numbers as one at a time
     let pairs = [("Dana: we agreed on ten percent.", "They agreed on ten percent."), ("The room was empty and quiet for the whole afternoon.", "Nobody was there.")];
     let b = m.score(&pairs).unwrap();

@@ -7,6 +7,8 @@
   python evaluate.py --model ../train/out/candidate-int8.onnx --results ../train/out/candidate_results.json \
         --parity-out ../train/out/candidate_parity_pairs.jsonl --save-probs ../train/out/probs_candidate
         # evaluate a CANDIDATE file without touching the shipped results.json / parity_pairs.jsonl
+  python evaluate.py --parity-only --tract ../../target/release/meetcite --torch-exact /work/ckpt/from_onnx.pt
+        # tract vs onnxruntime (default and exact) vs PyTorch on 200 pairs; rewrites parity_pairs.jsonl
 
 Tokenization (the Rust side must match): tokenizer.json (BERT uncased WordPiece), pair encoding
 [CLS] premise [SEP] hypothesis [SEP], token_type_ids 0 for the premise part and 1 for the hypothesis part,
@@ -33,10 +35,15 @@ def read(p):
 
 
 class Model:
-    def __init__(self, path, threads=2, max_len=CFG["max_length"]):
+    """onnxruntime on one ONNX file. exact=True disables graph optimisation: at its default level onnxruntime fuses
+    DequantizeLinear+MatMul into int8 kernels, so only exact=True computes the graph's own (dequantize-to-f32) maths."""
+
+    def __init__(self, path, threads=2, max_len=CFG["max_length"], exact=False):
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
+        if exact:
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         self.s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
         self.tok = Tokenizer.from_file(os.path.join(MODELS, CFG["tokenizer_file"]))
         self.max_len = max_len
@@ -218,38 +225,92 @@ def latency(model, L=128, runs=50):
     return round(float(np.median(ts)) * 1000, 2)
 
 
-def parity_pairs(model, n=20, out=None):
+def parity_pairs(model, exact, n=20, out=None):
+    """The 20 pairs the Rust test pins tract against: `probs` from onnxruntime computing the graph's exact maths
+    (no graph optimisation), `probs_ort_default` from its default (fused int8) level for reference. Batch size 1."""
     rng = random.Random(1)
     src = []
     for name, k in [("snli_test", 5), ("mnli_dev_mismatched", 5), ("dnli2024_test", 4)]:
         src += [dict(r, source=name) for r in rng.sample(read(os.path.join(NLI, name + ".jsonl")), k)]
     src += [dict(r) for r in rng.sample(read(os.path.join(HERE, "qmsum_val_pairs.jsonl")), n - len(src))]
-    p = model.probs([(r["premise"], r["hypothesis"]) for r in src], bs=1)
+    pairs = [(r["premise"], r["hypothesis"]) for r in src]
+    pe, pd = exact.probs(pairs, bs=1), model.probs(pairs, bs=1)
     with open(out or os.path.join(HERE, "parity_pairs.jsonl"), "w") as f:
-        for r, pr in zip(src, p):
+        for r, a, b in zip(src, pe, pd):
             f.write(json.dumps({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"],
-                                "source": r.get("source"), "probs": [round(float(x), 6) for x in pr]}, ensure_ascii=False) + "\n")
+                                "source": r.get("source"), "probs": [round(float(x), 7) for x in a],
+                                "probs_ort_default": [round(float(x), 7) for x in b]}, ensure_ascii=False) + "\n")
 
 
-def torch_parity(ckpt, model, n=200):
+def parity_rows(n=200):
+    rng = random.Random(2)
+    return rng.sample(read(os.path.join(NLI, "snli_test.jsonl")), n // 2) + rng.sample(read(os.path.join(HERE, "qmsum_val_pairs.jsonl")), n // 2)
+
+
+def diff(a, b):
+    return {"max_abs_diff_probs": float(np.abs(a - b).max()), "mean_abs_diff_probs": float(np.abs(a - b).mean()),
+            "argmax_agreement": float((a.argmax(1) == b.argmax(1)).mean())}
+
+
+def tract_probs(binary, onnx_path, pairs):
+    """Probabilities from tract (native) through the meetcite CLI: `meetcite score` on a temporary model folder that
+    holds this ONNX file, models/tokenizer.json and models/config.json."""
+    import subprocess, tempfile
+    with tempfile.TemporaryDirectory() as d:
+        os.symlink(os.path.abspath(onnx_path), os.path.join(d, CFG["model_file"]))
+        for f in ("config.json", CFG["tokenizer_file"]):
+            os.symlink(os.path.join(MODELS, f), os.path.join(d, f))
+        inp = os.path.join(d, "pairs.jsonl")
+        with open(inp, "w") as f:
+            for i, (a, b) in enumerate(pairs):
+                f.write(json.dumps({"id": i, "premise": a, "hypothesis": b}, ensure_ascii=False) + "\n")
+        out = subprocess.run([binary, "score", "--input", inp, "--model", d], check=True, capture_output=True, text=True).stdout
+    rows = [json.loads(l) for l in out.splitlines() if l.strip()]
+    assert [r["id"] for r in rows] == list(range(len(pairs)))
+    return np.array([[r[l] for l in LABELS] for r in rows], dtype=np.float64)
+
+
+def parity_200(model, exact, tract_bin=None, torch_exact=None, path=None):
+    """tract (native) vs onnxruntime (default and exact) vs PyTorch on the same 200 pairs (100 SNLI test, 100 QMSum val),
+    one pair at a time. torch_exact: a checkpoint holding the int8 file's dequantized weights (train/init_from_onnx.py),
+    i.e. the same function in PyTorch."""
+    rows = parity_rows()
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows]
+    p = {"ort_default": model.probs(pairs, bs=1), "ort_exact": exact.probs(pairs, bs=1)}
+    if tract_bin:
+        p["tract"] = tract_probs(tract_bin, path, pairs)
+    if torch_exact:
+        p["torch"] = torch_probs(torch_exact, model, pairs)
+    names = list(p)
+    out = {"n": len(pairs), "batch": 1}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            out[f"{a}_vs_{b}"] = diff(p[a], p[b])
+    return out
+
+
+def torch_probs(ckpt, model, pairs):
     sys.path.insert(0, os.path.join(MODELS, "train"))
     import torch
     from export import load_model
     torch.set_num_threads(2)
     m = load_model(ckpt)
-    rng = random.Random(2)
-    rows = rng.sample(read(os.path.join(NLI, "snli_test.jsonl")), n // 2) + rng.sample(read(os.path.join(HERE, "qmsum_val_pairs.jsonl")), n // 2)
-    pairs = [(r["premise"], r["hypothesis"]) for r in rows]
-    po = model.probs(pairs)
-    pt = np.zeros_like(po)
+    pt = np.zeros((len(pairs), 3))
     for i, (a, b) in enumerate(pairs):
         e = model.encode(a, b)
         with torch.no_grad():
             lg = m(input_ids=torch.tensor([e.ids]), attention_mask=torch.ones(1, len(e.ids), dtype=torch.long),
                    token_type_ids=torch.tensor([e.type_ids])).logits
-        pt[i] = torch.softmax(lg, -1)[0].numpy()
-    return {"n": n, "max_abs_diff_probs": float(np.abs(po - pt).max()), "mean_abs_diff_probs": float(np.abs(po - pt).mean()),
-            "argmax_agreement": float((po.argmax(1) == pt.argmax(1)).mean())}
+        pt[i] = torch.softmax(lg.double(), -1)[0].numpy()
+    return pt
+
+
+def torch_parity(ckpt, model, n=200):
+    rows = parity_rows(n)
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows]
+    po = model.probs(pairs)
+    pt = torch_probs(ckpt, model, pairs)
+    return {"n": n, **diff(po, pt)}
 
 
 def main():
@@ -264,12 +325,22 @@ def main():
     ap.add_argument("--parity-out", help="parity pairs jsonl to write (default: eval/parity_pairs.jsonl)")
     ap.add_argument("--save-probs", help="folder for per-set probability arrays (.npy)")
     ap.add_argument("--skip-docs", action="store_true", help="skip the chunked long-document 2-way sets")
+    ap.add_argument("--tract", help="meetcite CLI binary (cargo build --release): adds tract to the 200-pair parity")
+    ap.add_argument("--torch-exact", help="checkpoint with the int8 file's dequantized weights (init_from_onnx.py) for the 200-pair parity")
+    ap.add_argument("--parity-only", action="store_true", help="only write parity_pairs.jsonl and results.json's parity_200")
     a = ap.parse_args()
     path = a.model or os.path.join(MODELS, CFG["model_file"])
     res_path = a.results or os.path.join(HERE, "results.json")
     _PROBS["dir"] = a.save_probs
     res = json.load(open(res_path)) if os.path.exists(res_path) else {}
     model = Model(path)
+    exact = Model(path, exact=True)
+    if a.parity_only:
+        parity_pairs(model, exact, out=a.parity_out)
+        res["parity_200"] = parity_200(model, exact, a.tract, a.torch_exact, path)
+        print("parity_200", json.dumps(res["parity_200"], indent=1))
+        json.dump(res, open(res_path, "w"), indent=2)
+        return
     if a.tune:
         table, best = tune(model)
         res["threshold_tuning"] = {"sets": ["dnli2024_dev", "qmsum_train_sample (1500 training pairs)"], "grid": table, "best": best}
@@ -286,7 +357,8 @@ def main():
     pq = eval_qmsum(model, res["sets"])
     if not a.skip_sets:
         eval_sets(model, res["sets"], quick=a.quick, docs=not a.skip_docs)
-    parity_pairs(model, out=a.parity_out)
+    parity_pairs(model, exact, out=a.parity_out)
+    res["parity_200"] = parity_200(model, exact, a.tract, a.torch_exact, path)
     if a.f32:
         mf = Model(a.f32)
         d = {}

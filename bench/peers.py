@@ -3,7 +3,7 @@
   - rapidfuzz `fuzz.partial_ratio_alignment` (default_process, accept at score >= 90) on
     tests/fixtures/quotes_test.jsonl x20 and on the scaling cases target/bench/scaling_cases.jsonl
     (written by `cargo bench --bench matcher`, so run that first);
-  - onnxruntime (Python) on the shipped int8 model and its f32 twin, tokenize (HF `tokenizers`,
+  - onnxruntime (Python) on the shipped int8 model, its f32 twin and the dynamic-int8 variant, tokenize (HF `tokenizers`,
     the same tokenizer.json) + infer, batch 1 and 8 at 128 and 256 tokens
     (bench/fixtures/nli_pairs.json), 1 thread and the default thread count; load time; peak RSS
     (one subprocess per model).
@@ -13,7 +13,8 @@ import json, os, resource, subprocess, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.environ.get("BENCH_OUT", os.path.join(ROOT, "target/bench/results/peers.jsonl"))
 MODELS = {"int8": os.path.join(ROOT, "models/nli-minilm-l6-int8.onnx"),
-          "f32": os.path.join(ROOT, "target/bench/models/nli-minilm-l6-f32.onnx")}
+          "f32": os.path.join(ROOT, "target/bench/models/nli-minilm-l6-f32.onnx"),
+          "dynint8": os.path.join(ROOT, "target/bench/models/nli-minilm-l6-dynint8.onnx")}
 
 
 def emit(section, case, impl, metric, value, unit, note=""):

@@ -1,8 +1,9 @@
 //! NLI runtime, native: tract (this crate's `NliModel`: tokenize + infer) on the shipped int8 file
-//! and its f32 twin (`bench/tools/f32_model.py`), batch 1 and 8 at exactly 128 and 256 tokens
+//! and its f32 twin (`bench/tools/f32_model.py`), and the dynamic-int8 variant (`bench/tools/dyn_int8_model.py`:
+//! MatMulInteger + DynamicQuantizeLinear), batch 1 and 8 at exactly 128 and 256 tokens
 //! (`bench/fixtures/nli_pairs.json`, the inputs bench/peers.py gives onnxruntime), plus model
 //! load time and peak memory. One model per process so peak RSS is that model's:
-//!   cargo bench --bench nli -- int8      cargo bench --bench nli -- f32
+//!   cargo bench --bench nli -- int8      cargo bench --bench nli -- f32      cargo bench --bench nli -- dynint8
 mod common;
 use common::*;
 use meetcite::nli::NliModel;
@@ -20,9 +21,11 @@ fn main() {
         let path = match kind.as_str() {
             "int8" => format!("{}/models/nli-minilm-l6-int8.onnx", root()),
             "f32" => format!("{}/target/bench/models/nli-minilm-l6-f32.onnx", root()),
-            other => panic!("unknown model {other:?} (int8 or f32)"),
+            "dynint8" => format!("{}/target/bench/models/nli-minilm-l6-dynint8.onnx", root()),
+            other => panic!("unknown model {other:?} (int8, f32 or dynint8)"),
         };
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e} (run python3 bench/tools/f32_model.py)"));
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{path}: {e} (run python3 bench/tools/f32_model.py, then bench/tools/dyn_int8_model.py)"));
         let imp = "tract native";
         let rss0 = peak_rss().unwrap_or(0.0);
         let t = Instant::now();

@@ -14,6 +14,7 @@ export const OUT = path.resolve(ROOT, process.env.BENCH_OUT || 'target/bench/res
 export const MODELS = {
   int8: path.join(ROOT, 'models/nli-minilm-l6-int8.onnx'),
   f32: path.join(ROOT, process.env.BENCH_F32_MODEL || 'target/bench/models/nli-minilm-l6-f32.onnx'),
+  dynint8: path.join(ROOT, 'target/bench/models/nli-minilm-l6-dynint8.onnx'),
 };
 // the ORT bundle the pages import (wasm execution provider only)
 export const ORT_BUNDLE = 'ort.wasm.min.mjs';

@@ -1,6 +1,6 @@
 // Section "nli": the NLI cross-encoder in headless Chromium. meetcite's tract wasm (Verifier.score:
 // tokenize + infer) vs onnxruntime-web's wasm backend (1 thread, and hardwareConcurrency threads
-// with cross-origin isolation; infer only, pre-tokenized), on the int8 and f32 model files.
+// with cross-origin isolation; infer only, pre-tokenized), on the int8, f32 and dynamic-int8 model files.
 // Inputs: bench/fixtures/nli_pairs.json (8 pairs of exactly 128 and 256 tokens).
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,7 @@ const timing = {
 const url = (f) => '/' + path.relative(ROOT, f).split(path.sep).join('/');
 const models = Object.entries(MODELS).filter(([name, f]) => {
   if (existsSync(f)) return true;
-  console.log(`  skip ${name}: ${f} missing (python3 bench/tools/f32_model.py)`);
+  console.log(`  skip ${name}: ${f} missing (python3 bench/tools/f32_model.py, bench/tools/dyn_int8_model.py)`);
   return false;
 }).map(([name, f]) => ({ name, url: url(f) }));
 

@@ -22,6 +22,9 @@ fi
 if [ ! -f target/bench/models/nli-minilm-l6-f32.onnx ] && [[ " $sections " == *" nli "* || " $sections " == *" size "* ]]; then
   python3 bench/tools/f32_model.py || echo "warning: could not write the f32 model (pip install onnx numpy); f32 cases skipped" >&2
 fi
+if [ -f target/bench/models/nli-minilm-l6-f32.onnx ] && [ ! -f target/bench/models/nli-minilm-l6-dynint8.onnx ] && [[ " $sections " == *" nli "* ]]; then
+  python3 bench/tools/dyn_int8_model.py || echo "warning: could not write the dynamic-int8 model (pip install onnx onnxruntime); dynint8 cases skipped" >&2
+fi
 [ -f bench/fixtures/e2e_chunks.json ] && [ -f bench/fixtures/e2e_answer.json ] || node bench/tools/e2e_fixture.mjs
 
 mkdir -p "$(dirname "$BENCH_OUT")"

@@ -334,16 +334,16 @@ def main():
     _PROBS["dir"] = a.save_probs
     res = json.load(open(res_path)) if os.path.exists(res_path) else {}
     model = Model(path)
-    exact = Model(path, exact=True)
+    if a.tune:
+        table, best = tune(model)
+        res["threshold_tuning"] = {"sets": ["dnli2024_dev", "qmsum_train_sample (1500 training pairs)"], "grid": table, "best": best}
+        json.dump(res, open(res_path, "w"), indent=2)
+        return
+    exact = Model(path, exact=True)  # only the parity steps use it
     if a.parity_only:
         parity_pairs(model, exact, out=a.parity_out)
         res["parity_200"] = parity_200(model, exact, a.tract, a.torch_exact, path)
         print("parity_200", json.dumps(res["parity_200"], indent=1))
-        json.dump(res, open(res_path, "w"), indent=2)
-        return
-    if a.tune:
-        table, best = tune(model)
-        res["threshold_tuning"] = {"sets": ["dnli2024_dev", "qmsum_train_sample (1500 training pairs)"], "grid": table, "best": best}
         json.dump(res, open(res_path, "w"), indent=2)
         return
     res["model_file"] = os.path.basename(path)

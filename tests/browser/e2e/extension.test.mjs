@@ -11,7 +11,6 @@ import { launchFresh } from '../../../scripts/chromium.mjs';
 
 const EXT = path.join(ROOT, 'www/extension');
 let server;
-let context;
 let browser;
 
 before(async () => {
@@ -21,7 +20,6 @@ before(async () => {
     ignoreDefaultArgs: ['--disable-extensions'],
     extraArgs: [`--disable-extensions-except=${EXT}`, `--load-extension=${EXT}`],
   });
-  context = browser.context;
 });
 after(async () => {
   await browser?.close();
@@ -29,7 +27,7 @@ after(async () => {
 });
 
 test('extension overlays verdicts and seeks the page media', { timeout: 120_000, skip: !existsSync(path.join(EXT, 'example.html')) && 'extension example not built' }, async () => {
-  const page = await context.newPage();
+  const page = await browser.context.newPage();
   await page.goto(`${server.url}extension/example.html`);
   await page.waitForFunction(() => document.querySelector('#meetcite-overlay')?.getAttribute('data-meetcite') === 'done', null, { timeout: 60_000 });
   const statuses = await page.evaluate(() => [...document.querySelector('#meetcite-overlay').shadowRoot.querySelectorAll('li')].map((li) => li.dataset.status));

@@ -13,8 +13,7 @@ use std::time::Instant;
 fn main() {
     let which: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let which = if which.is_empty() { vec!["int8".to_string()] } else { which };
-    let pairs: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{}/bench/fixtures/nli_pairs.json", root())).unwrap()).unwrap();
+    let pairs: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{}/bench/fixtures/nli_pairs.json", root())).unwrap()).unwrap();
     let tokenizer = std::fs::read(format!("{}/models/tokenizer.json", root())).unwrap();
     let config = std::fs::read(format!("{}/models/config.json", root())).unwrap();
     for kind in which {
@@ -24,8 +23,7 @@ fn main() {
             "dynint8" => format!("{}/target/bench/models/nli-minilm-l6-dynint8.onnx", root()),
             other => panic!("unknown model {other:?} (int8, f32 or dynint8)"),
         };
-        let bytes = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{path}: {e} (run python3 bench/tools/f32_model.py, then bench/tools/dyn_int8_model.py)"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e} (run python3 bench/tools/f32_model.py, then bench/tools/dyn_int8_model.py)"));
         let imp = "tract native";
         let rss0 = peak_rss().unwrap_or(0.0);
         let t = Instant::now();
@@ -33,8 +31,7 @@ fn main() {
         emit("nli", &format!("{kind} load"), imp, "ms", t.elapsed().as_secs_f64() * 1e3, "ms", "from bytes in memory");
         for tokens in ["128", "256"] {
             let set = pairs["sets"][tokens].as_array().unwrap();
-            let all: Vec<(&str, &str)> =
-                set.iter().map(|p| (p["premise"].as_str().unwrap(), p["hypothesis"].as_str().unwrap())).collect();
+            let all: Vec<(&str, &str)> = set.iter().map(|p| (p["premise"].as_str().unwrap(), p["hypothesis"].as_str().unwrap())).collect();
             for batch in [1usize, 8] {
                 model.batch_size = batch;
                 let input = &all[..batch];

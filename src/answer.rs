@@ -182,7 +182,13 @@ pub fn parse_answer(text: &str) -> Result<ParsedAnswer, AnswerError> {
     }
     let mut out = ParsedAnswer { claims: Vec::new(), errors: Vec::new() };
     for (index, c) in claims.iter().enumerate() {
-        let err = |field: &str, problem: String, text: Option<String>, source: Option<String>| ClaimError { index, field: field.into(), problem, text, source_raw: source };
+        let err = |field: &str, problem: String, text: Option<String>, source: Option<String>| ClaimError {
+            index,
+            field: field.into(),
+            problem,
+            text,
+            source_raw: source,
+        };
         let Some(o) = c.as_object() else {
             out.errors.push(err("", format!("expected an object, found {}", kind(c)), None, None));
             continue;
@@ -200,18 +206,33 @@ pub fn parse_answer(text: &str) -> Result<ParsedAnswer, AnswerError> {
         let text_ok = text.as_ref().ok().cloned();
         let src_ok = source_raw.as_ref().ok().cloned();
         let text = match text {
-            Ok(t) if t.trim().is_empty() => { out.errors.push(err("text", "is empty".into(), None, src_ok)); continue; }
+            Ok(t) if t.trim().is_empty() => {
+                out.errors.push(err("text", "is empty".into(), None, src_ok));
+                continue;
+            }
             Ok(t) => t,
-            Err(p) => { out.errors.push(err("text", p, None, src_ok)); continue; }
+            Err(p) => {
+                out.errors.push(err("text", p, None, src_ok));
+                continue;
+            }
         };
         let source = match source_raw.and_then(|s| parse_source(&s)) {
             Ok(n) => n,
-            Err(p) => { out.errors.push(err("source", p, text_ok, src_ok)); continue; }
+            Err(p) => {
+                out.errors.push(err("source", p, text_ok, src_ok));
+                continue;
+            }
         };
         let quote = match quote {
-            Ok(q) if q.trim().is_empty() => { out.errors.push(err("quote", "is empty".into(), text_ok, src_ok)); continue; }
+            Ok(q) if q.trim().is_empty() => {
+                out.errors.push(err("quote", "is empty".into(), text_ok, src_ok));
+                continue;
+            }
             Ok(q) => q,
-            Err(p) => { out.errors.push(err("quote", p, text_ok, src_ok)); continue; }
+            Err(p) => {
+                out.errors.push(err("quote", p, text_ok, src_ok));
+                continue;
+            }
         };
         out.claims.push(Claim { index, text, source, quote });
     }

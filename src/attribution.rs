@@ -4,8 +4,27 @@
 use crate::text::{content_words, fold_word, number_values, raw_tokens};
 
 const ROLE_WORDS: &[&str] = &[
-    "manager", "designer", "interface", "marketing", "user", "project", "industrial", "professor", "phd", "grad",
-    "speaker", "chair", "chairman", "member", "minister", "assembly", "team", "lead", "the", "of", "and",
+    "manager",
+    "designer",
+    "interface",
+    "marketing",
+    "user",
+    "project",
+    "industrial",
+    "professor",
+    "phd",
+    "grad",
+    "speaker",
+    "chair",
+    "chairman",
+    "member",
+    "minister",
+    "assembly",
+    "team",
+    "lead",
+    "the",
+    "of",
+    "and",
 ];
 
 /// The ways a speaker can be named in a claim: the full name, and for personal names (two or

@@ -131,10 +131,7 @@ pub fn replace_lone_surrogate_escapes(json: &str) -> std::borrow::Cow<'_, str> {
 pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, InputError> {
     let json = replace_lone_surrogate_escapes(json);
     let de = &mut serde_json::Deserializer::from_str(&json);
-    serde_path_to_error::deserialize(de).map_err(|e| InputError::Json {
-        path: e.path().to_string(),
-        message: e.inner().to_string(),
-    })
+    serde_path_to_error::deserialize(de).map_err(|e| InputError::Json { path: e.path().to_string(), message: e.inner().to_string() })
 }
 
 /// Parse chunks: a JSON array, or an object with a `chunks` array. Every chunk is validated.
@@ -379,7 +376,11 @@ impl Timeline {
     /// Order-preserving key of a time.
     fn key(t: f64) -> u64 {
         let b = (t + 0.0).to_bits();
-        if b >> 63 == 1 { !b } else { b | 1 << 63 }
+        if b >> 63 == 1 {
+            !b
+        } else {
+            b | 1 << 63
+        }
     }
 
     fn overlaps(&self, span: (f64, f64)) -> bool {
@@ -463,18 +464,18 @@ pub fn build_context(chunks: &[Chunk], opts: &ContextOptions) -> Context {
             let mut front = Vec::new();
             let mut back = Vec::new();
             for (i, c) in kept.iter().enumerate() {
-                if i % 2 == 0 { front.push(*c) } else { back.push(*c) }
+                if i % 2 == 0 {
+                    front.push(*c)
+                } else {
+                    back.push(*c)
+                }
             }
             back.reverse();
             front.extend(back);
             front
         }
     };
-    let sources: Vec<Source> = ordered
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| Source { label: format!("S{}", i + 1), chunk: c.clone() })
-        .collect();
+    let sources: Vec<Source> = ordered.into_iter().enumerate().map(|(i, c)| Source { label: format!("S{}", i + 1), chunk: c.clone() }).collect();
     let mut prompt = String::new();
     prompt.push_str(INSTRUCTIONS);
     prompt.push_str("\n\n<sources>\n");

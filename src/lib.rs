@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod nli;
 pub mod quote;
 pub mod render;
+pub mod support;
 pub mod text;
 pub mod verify;
 #[cfg(feature = "wasm")]

@@ -28,7 +28,11 @@ pub struct Metrics {
 }
 
 fn ratio(a: usize, b: usize) -> f64 {
-    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
 }
 
 pub fn metrics(report: &Report, gold: &Gold) -> Metrics {
@@ -37,9 +41,17 @@ pub fn metrics(report: &Report, gold: &Gold) -> Metrics {
     let supported = all.iter().filter(|c| c.status == Status::Supported).count();
     // citations: every claim that names a source (unknown ones count as imprecise)
     let cited = all.iter().filter(|c| c.source.is_some() && c.status != Status::Unparsable).count();
-    let precise = all.iter().filter(|c| c.status == Status::Supported || (c.status == Status::Flagged && c.reasons.iter().all(|r| r.code == "superseded"))).count();
+    let precise =
+        all.iter().filter(|c| c.status == Status::Supported || (c.status == Status::Flagged && c.reasons.iter().all(|r| r.code == "superseded"))).count();
     let with_source = all.iter().filter(|c| c.chunk_id.is_some()).count();
-    let quote_found = all.iter().filter(|c| c.chunk_id.is_some() && c.span.is_some() && !c.reasons.iter().any(|r| matches!(r.code.as_str(), "quote_not_found" | "number_mismatch" | "stitched_quote"))).count();
+    let quote_found = all
+        .iter()
+        .filter(|c| {
+            c.chunk_id.is_some()
+                && c.span.is_some()
+                && !c.reasons.iter().any(|r| matches!(r.code.as_str(), "quote_not_found" | "number_mismatch" | "stitched_quote"))
+        })
+        .count();
     let mut errs = Vec::new();
     for c in &all {
         if let (Some(Some(g)), Some(t)) = (gold.times.get(c.index), c.time) {

@@ -55,6 +55,9 @@ pub struct NliConfig {
     pub model_file: Option<String>,
     #[serde(default)]
     pub tokenizer_file: Option<String>,
+    /// The support score's weights (see [`crate::support`]); absent: NLI entailment alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub support: Option<crate::support::SupportConfig>,
 }
 
 fn default_max_length() -> usize {
@@ -71,6 +74,7 @@ pub struct NliModel {
     /// logit index of entailment, neutral, contradiction
     order: [usize; 3],
     n_inputs: usize,
+    support: crate::support::SupportConfig,
     pub batch_size: usize,
 }
 
@@ -150,9 +154,7 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
             scale.float_data.clone()
         };
         let zps: Vec<i32> = match zp {
-            Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => {
-                z.raw_data.iter().map(|&b| int(b)).collect()
-            }
+            Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => z.raw_data.iter().map(|&b| int(b)).collect(),
             Some(_) => return None,
             None => vec![0; scales.len()],
         };
@@ -200,6 +202,13 @@ impl NliModel {
     pub fn from_bytes(model: &[u8], tokenizer: &[u8], config: &[u8]) -> Result<Self, NliError> {
         let config: NliConfig = serde_json::from_slice(config).map_err(|e| NliError::Config(e.to_string()))?;
         let order = label_order(&config.id2label)?;
+        let support = match &config.support {
+            Some(sc) => {
+                sc.validate().map_err(NliError::Config)?;
+                sc.clone()
+            }
+            None => crate::support::SupportConfig::nli_only(config.thresholds.entailment),
+        };
         if config.max_length < 16 || config.max_length > 4096 {
             return Err(NliError::Config(format!("max_length {} outside 16..4096", config.max_length)));
         }
@@ -230,14 +239,10 @@ impl NliModel {
         let b = m.sym("batch");
         let s = m.sym("seq");
         for i in 0..n_inputs {
-            m.set_input_fact(i, InferenceFact::dt_shape(i64::datum_type(), tvec![b.to_dim(), s.to_dim()]))
-                .map_err(|e| NliError::Model(e.to_string()))?;
+            m.set_input_fact(i, InferenceFact::dt_shape(i64::datum_type(), tvec![b.to_dim(), s.to_dim()])).map_err(|e| NliError::Model(e.to_string()))?;
         }
-        let plan = m
-            .into_optimized()
-            .and_then(|m| m.into_runnable())
-            .map_err(|e| NliError::Model(format!("{e:#}")))?;
-        let me = NliModel { plan, tokenizer: tok, config, order, n_inputs, batch_size: 8 };
+        let plan = m.into_optimized().and_then(|m| m.into_runnable()).map_err(|e| NliError::Model(format!("{e:#}")))?;
+        let me = NliModel { plan, tokenizer: tok, config, order, n_inputs, support, batch_size: 8 };
         // a smoke run: the output must be [1, 3]
         let p = me.score(&[("The meeting started.", "A meeting started.")])?;
         if p.len() != 1 || !p[0].entailment.is_finite() {
@@ -256,6 +261,11 @@ impl NliModel {
 
     pub fn thresholds(&self) -> Thresholds {
         self.config.thresholds
+    }
+
+    /// The support score's weights in use (the config's, or NLI alone when it has none).
+    pub fn support_config(&self) -> &crate::support::SupportConfig {
+        &self.support
     }
 
     /// Number of tokens of `text` alone, without special tokens.
@@ -326,11 +336,7 @@ impl NliModel {
                 let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 let ex: Vec<f64> = row.iter().map(|x| (x - mx).exp()).collect();
                 let sum: f64 = ex.iter().sum();
-                out[i] = Probs {
-                    entailment: ex[self.order[0]] / sum,
-                    neutral: ex[self.order[1]] / sum,
-                    contradiction: ex[self.order[2]] / sum,
-                };
+                out[i] = Probs { entailment: ex[self.order[0]] / sum, neutral: ex[self.order[1]] / sum, contradiction: ex[self.order[2]] / sum };
             }
         }
         Ok(out)
@@ -349,6 +355,9 @@ impl crate::verify::Entail for NliModel {
     }
     fn max_length(&self) -> usize {
         self.config.max_length
+    }
+    fn support(&self) -> &crate::support::SupportConfig {
+        &self.support
     }
 }
 

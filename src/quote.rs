@@ -152,7 +152,13 @@ fn step(pv: &mut u64, mv: &mut u64, mut eq: u64, hin: i32, out_bit: u64) -> i32 
     let xh = (((eq & *pv).wrapping_add(*pv)) ^ *pv) | eq;
     let mut ph = *mv | !(xh | *pv);
     let mut mh = *pv & xh;
-    let hout = if ph & out_bit != 0 { 1 } else if mh & out_bit != 0 { -1 } else { 0 };
+    let hout = if ph & out_bit != 0 {
+        1
+    } else if mh & out_bit != 0 {
+        -1
+    } else {
+        0
+    };
     ph <<= 1;
     mh <<= 1;
     if hin < 0 {
@@ -391,10 +397,7 @@ fn interpolate(t0: f64, t1: f64, a: usize, b: usize, x: usize) -> f64 {
 /// Locate a byte span of `chunk.text`.
 pub fn locate(chunk: &Chunk, start: usize, end: usize) -> Location {
     let turns = chunk.turns.as_deref().unwrap_or(&[]);
-    let turn = turns
-        .iter()
-        .position(|t| t.text_start <= start && start < t.text_end)
-        .or_else(|| turns.iter().rposition(|t| t.text_start <= start));
+    let turn = turns.iter().position(|t| t.text_start <= start && start < t.text_end).or_else(|| turns.iter().rposition(|t| t.text_start <= start));
     let speakers: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
         for t in turns.iter().filter(|t| t.text_start < end.max(start + 1) && t.text_end > start) {

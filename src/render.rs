@@ -37,7 +37,8 @@ pub fn day_month(date: &str) -> String {
 /// Accept only absolute http(s) URLs without whitespace or control characters.
 pub fn safe_url(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://")) && !url.chars().any(|c| c.is_control() || c.is_whitespace() || c == '"' || c == '<' || c == '>')
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        && !url.chars().any(|c| c.is_control() || c.is_whitespace() || c == '"' || c == '<' || c == '>')
 }
 
 /// The recording URL at `seconds`: `{t}` in the template is replaced; otherwise the media
@@ -131,12 +132,7 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
         h.push_str(&format!("<li class=\"meetcite-claim meetcite-{cls}\" data-status=\"{cls}\"><span class=\"meetcite-text\">{}</span>", escape_html(&c.text)));
         if let Some(l) = &c.link {
             let title = escape_html(&format!("\u{201c}{}\u{201d}", c.matched_text.as_deref().unwrap_or(&c.quote)));
-            let attrs = format!(
-                "class=\"meetcite-cite\" data-meeting=\"{}\" data-seconds=\"{}\" title=\"{}\"",
-                escape_html(&l.meeting_id),
-                l.seconds,
-                title
-            );
+            let attrs = format!("class=\"meetcite-cite\" data-meeting=\"{}\" data-seconds=\"{}\" title=\"{}\"", escape_html(&l.meeting_id), l.seconds, title);
             // checked again here: a report can come from elsewhere (JS, a file) than `verify`
             match l.url.as_deref().filter(|u| safe_url(u)) {
                 Some(u) => h.push_str(&format!(" <a {attrs} href=\"{}\" rel=\"noopener noreferrer\">[{}]</a>", escape_html(u), escape_html(&l.label))),
@@ -148,7 +144,11 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
         if c.status != Status::Supported {
             let w = warnings(c);
             let badge = if w.is_empty() { status_word(c.status).to_string() } else { w.join("; ") };
-            h.push_str(&format!(" <span class=\"meetcite-badge meetcite-warn\" title=\"{}\">\u{26a0} {}</span>", escape_html(&badge), escape_html(status_word(c.status))));
+            h.push_str(&format!(
+                " <span class=\"meetcite-badge meetcite-warn\" title=\"{}\">\u{26a0} {}</span>",
+                escape_html(&badge),
+                escape_html(status_word(c.status))
+            ));
         }
         h.push_str("</li>\n");
     }

@@ -12,9 +12,7 @@ pub struct Token {
 }
 
 /// Words dropped before matching: hesitations that ASR keeps and LLM quotes leave out.
-pub const FILLERS: &[&str] = &[
-    "um", "umm", "uh", "uhh", "er", "erm", "ah", "hmm", "hm", "mm", "mmm", "mhm", "uhm", "eh", "uh-huh",
-];
+pub const FILLERS: &[&str] = &["um", "umm", "uh", "uhh", "er", "erm", "ah", "hmm", "hm", "mm", "mmm", "mhm", "uhm", "eh", "uh-huh"];
 
 fn is_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
@@ -169,8 +167,26 @@ pub fn match_tokens(text: &str) -> Vec<Token> {
 }
 
 const SMALL: &[&str] = &[
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
 ];
 const TENS: &[&str] = &["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"];
 
@@ -308,11 +324,10 @@ pub fn number_values(text: &str) -> Vec<String> {
 /// Content words (lower-case, no stop words, no numbers), for "same subject" tests.
 pub fn content_words(text: &str) -> Vec<String> {
     const STOP: &[&str] = &[
-        "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "for", "with", "at", "by", "from", "is", "are",
-        "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "we", "you", "they", "he", "she",
-        "i", "our", "your", "their", "will", "would", "should", "could", "can", "have", "has", "had", "do", "does",
-        "did", "not", "no", "so", "as", "if", "then", "than", "there", "about", "into", "also", "just", "all", "any",
-        "said", "says", "say", "agreed", "decided", "team", "meeting", "percent",
+        "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "for", "with", "at", "by", "from", "is", "are", "was", "were", "be", "been", "it", "its",
+        "this", "that", "these", "those", "we", "you", "they", "he", "she", "i", "our", "your", "their", "will", "would", "should", "could", "can", "have",
+        "has", "had", "do", "does", "did", "not", "no", "so", "as", "if", "then", "than", "there", "about", "into", "also", "just", "all", "any", "said",
+        "says", "say", "agreed", "decided", "team", "meeting", "percent",
     ];
     let toks = match_tokens(text);
     toks.into_iter()

@@ -6,6 +6,7 @@ use crate::attribution::{same_subject_counts, speaker_mismatch, subject_words};
 use crate::context::{Chunk, Source};
 use crate::quote::{locate, Haystack, Location, MatchOptions, QuoteMatch};
 use crate::render::{deep_link, DeepLink};
+use crate::support::{Evidence, NliPart, Support, SupportConfig};
 use crate::text::number_values;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -36,6 +37,8 @@ pub trait Entail {
     fn thresholds(&self) -> Thresholds;
     fn count_tokens(&self, text: &str) -> usize;
     fn max_length(&self) -> usize;
+    /// The support score's weights that go with this model.
+    fn support(&self) -> &SupportConfig;
 }
 
 /// One scored (premise, hypothesis) pair, e.g. computed by another worker.
@@ -92,6 +95,9 @@ impl Entail for Precomputed<'_> {
     fn max_length(&self) -> usize {
         self.inner.max_length()
     }
+    fn support(&self) -> &SupportConfig {
+        self.inner.support()
+    }
 }
 
 /// Records the pairs it is asked to score and answers "neutral" (nothing entailed).
@@ -113,6 +119,9 @@ impl Entail for Recorder<'_> {
     }
     fn max_length(&self) -> usize {
         self.inner.max_length()
+    }
+    fn support(&self) -> &SupportConfig {
+        self.inner.support()
     }
 }
 
@@ -189,6 +198,8 @@ pub struct ClaimVerdict {
     pub time: Option<f64>,
     pub time_source: Option<String>,
     pub nli: Option<NliScores>,
+    /// The support score (NLI and deterministic features, calibrated), when a model took part.
+    pub support: Option<Support>,
     pub link: Option<DeepLink>,
     pub chunk_id: Option<String>,
     pub meeting_id: Option<String>,
@@ -373,19 +384,37 @@ struct Work<'s> {
     chunk: Option<&'s Chunk>,
     premise_ctx: Option<String>,
     premise_quote: Option<String>,
+    /// the text of the quote's turn(s) and their speakers, for the support features
+    quote_turn: Option<String>,
+    quote_speakers: Vec<String>,
 }
 
 /// Verify an LLM answer against the lookup table of the context it was given.
 pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<Report, VerifyError> {
+    verify_inner(answer, sources, opts).map(|(r, _)| r)
+}
+
+/// [`verify`], and the support features of each scored claim (by claim index).
+fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<(Report, Vec<(usize, Vec<f64>)>), VerifyError> {
+    let mut feats = Vec::new();
     let parsed = parse_answer(answer)?;
     let speakers = all_speakers(sources);
     let mut work: Vec<Work> = Vec::new();
     for e in &parsed.errors {
         work.push(Work {
-            verdict: blank(e.index, e.text.clone().unwrap_or_default(), e.source_raw.clone(), String::new(), Status::Unparsable, vec![reason("unparsable", e.to_string())]),
+            verdict: blank(
+                e.index,
+                e.text.clone().unwrap_or_default(),
+                e.source_raw.clone(),
+                String::new(),
+                Status::Unparsable,
+                vec![reason("unparsable", e.to_string())],
+            ),
             chunk: None,
             premise_ctx: None,
             premise_quote: None,
+            quote_turn: None,
+            quote_speakers: Vec::new(),
         });
     }
     // each cited chunk is normalised for matching once, however many claims cite it
@@ -409,16 +438,32 @@ pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<
             let th = nli.thresholds();
             for (k, &i) in owners.iter().enumerate() {
                 let (pc, pq) = (probs[2 * k], probs[2 * k + 1]);
+                let w = &work[i];
+                let chunk = w.chunk.expect("a scored claim has its chunk");
+                let ev = Evidence::from_chunk(chunk, &speakers);
+                let part = NliPart {
+                    entailment: pc.entailment.max(pq.entailment),
+                    contradiction: pc.contradiction,
+                    local: w.premise_ctx.as_deref().unwrap_or_default(),
+                    turns: None,
+                    quote_turn: w.quote_turn.as_deref(),
+                    quote_speakers: &w.quote_speakers,
+                    quoted: w.verdict.matched_text.as_deref(),
+                };
+                let f = crate::support::features(&w.verdict.text, &ev, &part);
+                let s = nli.support().score(&f);
+                feats.push((w.verdict.index, f));
                 let v = &mut work[i].verdict;
                 v.nli = Some(NliScores { context: pc, quote: pq });
                 let entailed_ctx = pc.entailment >= th.entailment && pc.contradiction < th.contradiction;
                 let entailed_quote = pq.entailment >= th.entailment && pq.contradiction < th.contradiction;
-                if entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
-                    v.reasons.push(reason("contradicted_by_turn", format!("the quote supports the claim but its turn contradicts it (p={:.2})", pc.contradiction)));
-                } else if !entailed_ctx && !entailed_quote {
-                    let p = pc.entailment.max(pq.entailment);
-                    v.reasons.push(reason("not_entailed", format!("the source does not entail the claim (p={p:.2})")));
+                if !s.supported {
+                    v.reasons.push(reason("not_entailed", format!("the source does not support the claim ({})", explain(&s))));
+                } else if entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
+                    v.reasons
+                        .push(reason("contradicted_by_turn", format!("the quote supports the claim but its turn contradicts it (p={:.2})", pc.contradiction)));
                 }
+                v.support = Some(s);
             }
         }
     }
@@ -442,7 +487,7 @@ pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<
     let feedback = (opts.policy == Policy::Feedback).then(|| feedback_text(&claims, sources)).flatten();
     let (claims, dropped) = if opts.policy == Policy::Drop { claims.into_iter().partition(|c| c.status == Status::Supported) } else { (claims, Vec::new()) };
     let abstain = counts.supported == 0;
-    Ok(Report {
+    let report = Report {
         policy: opts.policy,
         claims,
         counts,
@@ -452,7 +497,124 @@ pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<
         abstain_message: if abstain { ABSTAIN_MESSAGE.to_string() } else { String::new() },
         feedback,
         nli_used: opts.nli.is_some(),
-    })
+    };
+    Ok((report, feats))
+}
+
+/// What [`score_premise`] returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PremiseScore {
+    /// the most entailing pair's probabilities (with a quote: the context pair's, and `quote` the quote pair's)
+    pub probs: Probs,
+    /// the support score; `None` when a quote was given and not found in the premise
+    pub support: Option<Support>,
+    /// the feature values, in [`crate::support::FEATURES`] order (empty when `support` is `None`)
+    pub features: Vec<f64>,
+    /// with a quote: the verdict `verify` gives the claim citing the premise
+    pub verdict: Option<ClaimVerdict>,
+    /// NLI pairs scored
+    pub pairs: usize,
+}
+
+/// Score one claim against a premise, as `verify` does for a claim whose cited source is the
+/// premise (`Speaker: text` lines become its turns). With a quote this is `verify` itself, on a
+/// one-source context. Without one, the evidence is the whole premise: the `windows`
+/// best-covering windows of turns that fit the model (MiniCheck-style chunking of a long
+/// premise) are scored, the most entailing one counts, and the features read the whole premise.
+pub fn score_premise(premise: &str, claim: &str, quote: Option<&str>, nli: &dyn Entail, opts: &VerifyOptions) -> Result<PremiseScore, VerifyError> {
+    if let Some(q) = quote {
+        let turns: Vec<crate::context::Turn> = crate::support::line_turns(premise)
+            .into_iter()
+            .map(|t| crate::context::Turn { speaker: t.speaker, start: 0.0, end: 0.0, text_start: t.start, text_end: t.end })
+            .collect();
+        let chunk = Chunk {
+            id: "premise".into(),
+            meeting_id: "premise".into(),
+            meeting_title: "premise".into(),
+            date: String::new(),
+            start: 0.0,
+            end: 0.0,
+            speakers: Vec::new(),
+            text: premise.to_string(),
+            recording_url: None,
+            turns: Some(turns).filter(|t| !t.is_empty()),
+            words: None,
+            acl: None,
+            score: None,
+        };
+        let sources = [Source { label: "S1".into(), chunk }];
+        let answer = serde_json::json!({"claims": [{"text": claim, "source": "S1", "quote": q}]}).to_string();
+        let (report, feats) = verify_inner(&answer, &sources, &VerifyOptions { nli: Some(nli), ..*opts })?;
+        let v = report.claims.into_iter().chain(report.dropped).next();
+        let (probs, support) = match &v {
+            Some(ClaimVerdict { nli: Some(n), support: Some(s), .. }) => (n.context, Some(s.clone())),
+            _ => (Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }, None),
+        };
+        let features = v.as_ref().and_then(|v| feats.into_iter().find(|(i, _)| *i == v.index)).map(|(_, f)| f).unwrap_or_default();
+        return Ok(PremiseScore { probs, support, features, verdict: v, pairs: 2 });
+    }
+    let ev = Evidence::from_text(premise);
+    let mut budget = nli.max_length().saturating_sub(nli.count_tokens(claim) + 4);
+    if opts.premise_tokens > 0 {
+        budget = budget.min(opts.premise_tokens);
+    }
+    let count = |t: &str| nli.count_tokens(t);
+    let mut ws = crate::support::windows(claim, &ev, budget, nli.support().windows, &count);
+    if ws.is_empty() {
+        ws.push(crate::support::Window { premise: String::new(), turns: None });
+    }
+    let pairs: Vec<(&str, &str)> = ws.iter().map(|w| (w.premise.as_str(), claim)).collect();
+    let probs = nli.score_pairs(&pairs).map_err(VerifyError::Nli)?;
+    let best = (0..probs.len()).max_by(|&a, &b| probs[a].entailment.total_cmp(&probs[b].entailment)).unwrap_or(0);
+    let part = NliPart {
+        entailment: probs[best].entailment,
+        contradiction: probs[best].contradiction,
+        local: &ws[best].premise,
+        turns: ws[best].turns,
+        quote_turn: None,
+        quote_speakers: &[],
+        quoted: None,
+    };
+    let features = crate::support::features(claim, &ev, &part);
+    let support = nli.support().score(&features);
+    Ok(PremiseScore { probs: probs[best], support: Some(support), features, verdict: None, pairs: pairs.len() })
+}
+
+/// "support 0.21 < 0.50: words covered -1.3, NLI -0.9": the score and the parts that pulled it
+/// down most.
+pub fn explain(s: &Support) -> String {
+    let down: Vec<String> =
+        s.parts.iter().filter(|p| p.contribution < -0.05).take(3).map(|p| format!("{} {:+.1}", feature_label(&p.feature), p.contribution)).collect();
+    let cmp = if s.supported { ">=" } else { "<" };
+    if down.is_empty() {
+        format!("support {:.2} {cmp} {:.2}", s.score, s.threshold)
+    } else {
+        format!("support {:.2} {cmp} {:.2}; lowered by {}", s.score, s.threshold, down.join(", "))
+    }
+}
+
+/// Plain words for a feature name (messages only; the report keeps the names).
+pub fn feature_label(f: &str) -> &str {
+    match f {
+        "nli_entail" => "entailment",
+        "nli_contradiction" => "contradiction",
+        "coverage_local" => "words covered nearby",
+        "coverage_all" => "words covered in the source",
+        "coverage_turn" => "words covered in the turn",
+        "number_missing_local" | "number_missing_all" => "a number not in the source",
+        "entity_missing" => "a name not in the source",
+        "speaker_mismatch" => "someone else said it",
+        "speaker_absent" => "the person named does not speak there",
+        "negation_added" => "a negation the source does not have",
+        "negation_dropped" => "the source says the opposite",
+        "decision_unsupported" => "a decision nobody made",
+        "certainty_unsupported" => "more certain than the speaker",
+        "hedge_dropped" => "the speaker hedged",
+        "date_mismatch" => "another date",
+        "claim_words" => "claim length",
+        "evidence_words" => "source length",
+        other => other,
+    }
 }
 
 fn blank(index: usize, text: String, source: Option<String>, quote: String, status: Status, reasons: Vec<Reason>) -> ClaimVerdict {
@@ -470,6 +632,7 @@ fn blank(index: usize, text: String, source: Option<String>, quote: String, stat
         time: None,
         time_source: None,
         nli: None,
+        support: None,
         link: None,
         chunk_id: None,
         meeting_id: None,
@@ -486,10 +649,19 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<
             n => format!("the sources are S1..S{n}"),
         };
         return Work {
-            verdict: blank(c.index, c.text.clone(), Some(label.clone()), c.quote.clone(), Status::UnknownSource, vec![reason("unknown_source", format!("{label} is not a source ({known})"))]),
+            verdict: blank(
+                c.index,
+                c.text.clone(),
+                Some(label.clone()),
+                c.quote.clone(),
+                Status::UnknownSource,
+                vec![reason("unknown_source", format!("{label} is not a source ({known})"))],
+            ),
             chunk: None,
             premise_ctx: None,
             premise_quote: None,
+            quote_turn: None,
+            quote_speakers: Vec::new(),
         };
     };
     let src = &sources[si];
@@ -511,7 +683,7 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<
     if !m.missing_numbers.is_empty() && m.score >= opts.matching.threshold {
         v.reasons.push(reason("number_mismatch", format!("the quote's {} not in the transcript at that point", fmt_numbers(&m.missing_numbers))));
     }
-    let mut w = Work { verdict: v, chunk: Some(chunk), premise_ctx: None, premise_quote: None };
+    let mut w = Work { verdict: v, chunk: Some(chunk), premise_ctx: None, premise_quote: None, quote_turn: None, quote_speakers: Vec::new() };
     if m.score < opts.matching.threshold || m.too_long {
         return w;
     }
@@ -526,29 +698,37 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<
     v.link = Some(deep_link(&chunk.meeting_title, &chunk.meeting_id, &chunk.date, loc.time, loc.speaker.as_deref(), chunk.recording_url.as_deref()));
     // the turn range comes from the chunk's turns, which need not be in order: when it is
     // inverted (a fuzzing find), the span's own turn, else the whole chunk
-    let evidence = chunk.text.get(loc.turn_start..loc.turn_end).unwrap_or_else(|| {
-        loc.turn.and_then(|i| chunk.turns.as_ref()?.get(i)).and_then(|t| chunk.text.get(t.text_start..t.text_end)).unwrap_or(&chunk.text)
-    });
+    let evidence = chunk
+        .text
+        .get(loc.turn_start..loc.turn_end)
+        .unwrap_or_else(|| loc.turn.and_then(|i| chunk.turns.as_ref()?.get(i)).and_then(|t| chunk.text.get(t.text_start..t.text_end)).unwrap_or(&chunk.text));
+    w.quote_turn = Some(evidence.to_string());
+    w.quote_speakers = loc.speakers.clone();
     let missing = claim_numbers_missing(&c.text, evidence, &chunk.date);
     if !missing.is_empty() {
         v.reasons.push(reason("claim_number_mismatch", format!("the claim's {} not what the transcript says there", fmt_numbers(&missing))));
     }
     if let Some(named) = speaker_mismatch(&c.text, &matched, &loc.speakers, speakers) {
-        v.reasons.push(reason("speaker_mismatch", format!("the claim names {} but the quoted words are {}'s", named.join(" and "), loc.speakers.join(" and "))));
+        v.reasons
+            .push(reason("speaker_mismatch", format!("the claim names {} but the quoted words are {}'s", named.join(" and "), loc.speakers.join(" and "))));
     }
     if let Some(nli) = opts.nli {
         let mut budget = nli.max_length().saturating_sub(nli.count_tokens(&c.text) + 4);
         if opts.premise_tokens > 0 {
             budget = budget.min(opts.premise_tokens);
         }
-        w.premise_ctx = Some(context_premise(chunk, &loc, (m.start, m.end), budget, nli));
-        w.premise_quote = Some(speaker_prefix(loc.speaker.as_deref(), &matched));
+        w.premise_ctx = Some(crate::support::clean_premise(&context_premise(chunk, &loc, (m.start, m.end), budget, nli)));
+        w.premise_quote = Some(crate::support::clean_premise(&speaker_prefix(loc.speaker.as_deref(), &matched)));
     }
     w
 }
 
 fn fmt_numbers(n: &[String]) -> String {
-    if n.len() == 1 { format!("number {} is", n[0]) } else { format!("numbers {} are", n.join(", ")) }
+    if n.len() == 1 {
+        format!("number {} is", n[0])
+    } else {
+        format!("numbers {} are", n.join(", "))
+    }
 }
 
 /// Most statement comparisons the history check makes in one verification (claim against later
@@ -674,10 +854,13 @@ fn history(work: &mut [Work], sources: &[Source], opts: &VerifyOptions) -> Vec<C
                             continue;
                         }
                         let sents = sentence_stmts[k].get_or_insert_with(|| {
-                            sentences(&s.chunk).into_iter().map(|t| {
-                                let st = interner.statement(&t);
-                                (t, st)
-                            }).collect()
+                            sentences(&s.chunk)
+                                .into_iter()
+                                .map(|t| {
+                                    let st = interner.statement(&t);
+                                    (t, st)
+                                })
+                                .collect()
                         });
                         for (n, (_, st)) in sents.iter().enumerate() {
                             if budget == 0 {
@@ -738,16 +921,22 @@ fn sentences(chunk: &Chunk) -> Vec<String> {
 }
 
 fn conflict(older: &ClaimVerdict, oc: &Chunk, newer_claim: Option<usize>, newer_label: &str, nc: &Chunk, newer_text: &str) -> Conflict {
-    let message = format!(
-        "superseded: {} ({}) said this, but {} ({}) says otherwise",
-        oc.meeting_title,
-        oc.date,
-        nc.meeting_title,
-        nc.date
-    );
+    let message = format!("superseded: {} ({}) said this, but {} ({}) says otherwise", oc.meeting_title, oc.date, nc.meeting_title, nc.date);
     Conflict {
-        older: Side { date: oc.date.clone(), meeting_title: oc.meeting_title.clone(), claim: Some(older.index), source: older.source.clone().unwrap_or_default(), text: older.text.clone() },
-        newer: Side { date: nc.date.clone(), meeting_title: nc.meeting_title.clone(), claim: newer_claim, source: newer_label.to_string(), text: newer_text.trim().to_string() },
+        older: Side {
+            date: oc.date.clone(),
+            meeting_title: oc.meeting_title.clone(),
+            claim: Some(older.index),
+            source: older.source.clone().unwrap_or_default(),
+            text: older.text.clone(),
+        },
+        newer: Side {
+            date: nc.date.clone(),
+            meeting_title: nc.meeting_title.clone(),
+            claim: newer_claim,
+            source: newer_label.to_string(),
+            text: newer_text.trim().to_string(),
+        },
         message,
     }
 }
@@ -763,6 +952,9 @@ fn feedback_text(claims: &[ClaimVerdict], sources: &[Source]) -> Option<String> 
         t.push_str(&format!("- claim {} ({:?}, cited {}): {}.\n", c.index + 1, c.text, c.source.as_deref().unwrap_or("?"), why.join("; ")));
     }
     let labels: Vec<&str> = sources.iter().map(|s| s.label.as_str()).collect();
-    t.push_str(&format!("Cite only {} and copy each quote word for word from the source you cite.", if labels.is_empty() { "the given sources".to_string() } else { labels.join(", ") }));
+    t.push_str(&format!(
+        "Cite only {} and copy each quote word for word from the source you cite.",
+        if labels.is_empty() { "the given sources".to_string() } else { labels.join(", ") }
+    ));
     Some(t)
 }

@@ -200,11 +200,7 @@ fn rekey(v: Value, f: &dyn Fn(&str) -> String) -> Value {
             let mut out = Map::with_capacity(m.len());
             for (k, v) in m {
                 let nk = f(&k);
-                let nv = if OPAQUE.contains(&k.as_str()) {
-                    v
-                } else {
-                    rekey(v, f)
-                };
+                let nv = if OPAQUE.contains(&k.as_str()) { v } else { rekey(v, f) };
                 out.insert(nk, nv);
             }
             Value::Object(out)
@@ -218,9 +214,7 @@ fn rekey(v: Value, f: &dyn Fn(&str) -> String) -> Value {
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
     let value = serde_json::to_value(v).map_err(|e| js_error("internal", &e.to_string()))?;
     let value = rekey(value, &snake_to_camel);
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| js_error("internal", &e.to_string()))
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| js_error("internal", &e.to_string()))
 }
 
 /// JS value -> serde_json value with snake_case keys. `undefined`/`null` become `null`.
@@ -249,12 +243,7 @@ fn js_to_json(v: &JsValue) -> Result<Value, JsValue> {
 /// JS value -> Rust value; the message names the field path of the first defect.
 fn from_js<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsValue> {
     let value = js_to_json(v)?;
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        js_error(
-            "invalid_input",
-            &format!("{what}: at {}: {}", e.path(), e.inner()),
-        )
-    })
+    serde_path_to_error::deserialize(value).map_err(|e| js_error("invalid_input", &format!("{what}: at {}: {}", e.path(), e.inner())))
 }
 
 /// Options objects: absent means defaults.
@@ -277,15 +266,9 @@ fn chunks_from_js(v: &JsValue) -> Result<Vec<Chunk>, JsValue> {
     }
     let mut chunks: Vec<Chunk> = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let idx = path
-            .split(|c| c == '[' || c == ']')
-            .nth(1)
-            .and_then(|s| s.parse::<usize>().ok());
+        let idx = path.split(|c| c == '[' || c == ']').nth(1).and_then(|s| s.parse::<usize>().ok());
         match idx {
-            Some(index) => js_error(
-                "invalid_chunk",
-                &format!("chunk {index}: at {path}: {}", e.inner()),
-            ),
+            Some(index) => js_error("invalid_chunk", &format!("chunk {index}: at {path}: {}", e.inner())),
             None => js_error("invalid_json", &format!("chunks: at {path}: {}", e.inner())),
         }
     })?;
@@ -303,17 +286,11 @@ fn sources_from_js(v: &JsValue) -> Result<Vec<Source>, JsValue> {
     if let Value::Object(mut m) = value {
         value = m.remove("sources").unwrap_or(Value::Null);
     }
-    let mut sources: Vec<Source> = serde_path_to_error::deserialize(value).map_err(|e| {
-        js_error(
-            "invalid_input",
-            &format!("sources: at {}: {}", e.path(), e.inner()),
-        )
-    })?;
+    let mut sources: Vec<Source> =
+        serde_path_to_error::deserialize(value).map_err(|e| js_error("invalid_input", &format!("sources: at {}: {}", e.path(), e.inner())))?;
     for (i, s) in sources.iter_mut().enumerate() {
         chunk_from_js_offsets(i, &mut s.chunk)?;
-        s.chunk
-            .validate()
-            .map_err(|m| js_error("invalid_chunk", &format!("source {i} ({}): {m}", s.label)))?;
+        s.chunk.validate().map_err(|m| js_error("invalid_chunk", &format!("source {i} ({}): {m}", s.label)))?;
     }
     Ok(sources)
 }
@@ -405,10 +382,7 @@ pub fn version() -> String {
 
 /// Validate chunks (JSON string or array) and return them as JS objects (UTF-16 offsets).
 #[wasm_bindgen(js_name = parseChunks, unchecked_return_type = "Chunk[]")]
-pub fn parse_chunks(
-    #[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: Chunk[] } | string")]
-    chunks: JsValue,
-) -> Result<JsValue, JsValue> {
+pub fn parse_chunks(#[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: Chunk[] } | string")] chunks: JsValue) -> Result<JsValue, JsValue> {
     let mut chunks = chunks_from_js(&chunks)?;
     for c in chunks.iter_mut() {
         chunk_to_js_offsets(c);
@@ -420,8 +394,7 @@ pub fn parse_chunks(
 /// `opts`: `{order: "relevance"|"date", viewer, maxTokens, question}`.
 #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "Context")]
 pub fn build_context(
-    #[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: Chunk[] } | string")]
-    chunks: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: Chunk[] } | string")] chunks: JsValue,
     #[wasm_bindgen(unchecked_param_type = "ContextOptions")] opts: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
     let chunks = chunks_from_js(&chunks)?;
@@ -441,11 +414,7 @@ pub fn parse_answer(text: &str) -> Result<JsValue, JsValue> {
 /// Align `quote` inside `text`. `start`/`end` are UTF-16 indices into `text`
 /// (`text.slice(m.start, m.end)` is the matched span). `opts`: `{threshold, maxGap}`.
 #[wasm_bindgen(js_name = matchQuote, unchecked_return_type = "QuoteMatch")]
-pub fn match_quote(
-    text: &str,
-    quote: &str,
-    #[wasm_bindgen(unchecked_param_type = "MatchOptions")] opts: Option<JsValue>,
-) -> Result<JsValue, JsValue> {
+pub fn match_quote(text: &str, quote: &str, #[wasm_bindgen(unchecked_param_type = "MatchOptions")] opts: Option<JsValue>) -> Result<JsValue, JsValue> {
     let opts: MatchOptions = opts_from_js(&opts.unwrap_or(JsValue::UNDEFINED), "options")?;
     let mut m: QuoteMatch = quote::match_quote(text, quote, &opts);
     Utf16::from_bytes(text, &mut [&mut m.start, &mut m.end]);
@@ -463,18 +432,11 @@ impl Verifier {
     /// `new Verifier({model, tokenizer, config})`: each a `Uint8Array`/`ArrayBuffer` (the ONNX
     /// file, `tokenizer.json`, `config.json`); loads synchronously (seconds for a 20 MB model).
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "ModelFiles")] files: JsValue,
-    ) -> Result<Verifier, JsValue> {
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "ModelFiles")] files: JsValue) -> Result<Verifier, JsValue> {
         let get = |name: &str| -> Result<Vec<u8>, JsValue> {
-            let v = js_sys::Reflect::get(&files, &JsValue::from_str(name)).map_err(|_| {
-                js_error("invalid_input", "load() takes {model, tokenizer, config}")
-            })?;
+            let v = js_sys::Reflect::get(&files, &JsValue::from_str(name)).map_err(|_| js_error("invalid_input", "load() takes {model, tokenizer, config}"))?;
             if v.is_undefined() || v.is_null() {
-                return Err(js_error(
-                    "invalid_input",
-                    &format!("load(): `{name}` is missing"),
-                ));
+                return Err(js_error("invalid_input", &format!("load(): `{name}` is missing")));
             }
             if let Some(s) = v.as_string() {
                 return Ok(s.into_bytes());
@@ -488,20 +450,11 @@ impl Verifier {
             if js_sys::ArrayBuffer::is_view(&v) {
                 let view: js_sys::Object = v.into();
                 let buf = js_sys::Reflect::get(&view, &"buffer".into())?;
-                let off = js_sys::Reflect::get(&view, &"byteOffset".into())?
-                    .as_f64()
-                    .unwrap_or(0.0) as u32;
-                let len = js_sys::Reflect::get(&view, &"byteLength".into())?
-                    .as_f64()
-                    .unwrap_or(0.0) as u32;
-                return Ok(
-                    js_sys::Uint8Array::new_with_byte_offset_and_length(&buf, off, len).to_vec(),
-                );
+                let off = js_sys::Reflect::get(&view, &"byteOffset".into())?.as_f64().unwrap_or(0.0) as u32;
+                let len = js_sys::Reflect::get(&view, &"byteLength".into())?.as_f64().unwrap_or(0.0) as u32;
+                return Ok(js_sys::Uint8Array::new_with_byte_offset_and_length(&buf, off, len).to_vec());
             }
-            Err(js_error(
-                "invalid_input",
-                &format!("load(): `{name}` must be a Uint8Array, ArrayBuffer or string"),
-            ))
+            Err(js_error("invalid_input", &format!("load(): `{name}` must be a Uint8Array, ArrayBuffer or string")))
         };
         let (model, tokenizer, config) = (get("model")?, get("tokenizer")?, get("config")?);
         let model = NliModel::from_bytes(&model, &tokenizer, &config).map_err(|e| core_err!(e))?;
@@ -511,9 +464,7 @@ impl Verifier {
     /// `await Verifier.load({model, tokenizer, config})`: the same as the constructor, as a
     /// promise (rejected with a coded `Error`). Run it in a Web Worker to keep pages responsive.
     #[wasm_bindgen(unchecked_return_type = "Promise<Verifier>")]
-    pub fn load(
-        #[wasm_bindgen(unchecked_param_type = "ModelFiles")] files: JsValue,
-    ) -> js_sys::Promise {
+    pub fn load(#[wasm_bindgen(unchecked_param_type = "ModelFiles")] files: JsValue) -> js_sys::Promise {
         match Verifier::new(files) {
             Ok(v) => js_sys::Promise::resolve(&JsValue::from(v)),
             Err(e) => js_sys::Promise::reject(&e),
@@ -537,13 +488,7 @@ impl Verifier {
         #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
         #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
-        verify_with(
-            answer,
-            &sources,
-            &opts.unwrap_or(JsValue::UNDEFINED),
-            Some(&self.model),
-            false,
-        )
+        verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), Some(&self.model), false)
     }
 
     /// The `[premise, hypothesis]` pairs `verify` would score for this answer, without scoring
@@ -562,16 +507,9 @@ impl Verifier {
 
     /// Score (premise, hypothesis) pairs: `[{entailment, neutral, contradiction}]`.
     #[wasm_bindgen(unchecked_return_type = "Probs[]")]
-    pub fn score(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "[premise: string, hypothesis: string][]")]
-        pairs: JsValue,
-    ) -> Result<JsValue, JsValue> {
+    pub fn score(&self, #[wasm_bindgen(unchecked_param_type = "[premise: string, hypothesis: string][]")] pairs: JsValue) -> Result<JsValue, JsValue> {
         let pairs: Vec<(String, String)> = from_js(&pairs, "pairs")?;
-        let refs: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
+        let refs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         let probs = self.model.score(&refs).map_err(|e| core_err!(e))?;
         to_js(&probs)
     }
@@ -597,16 +535,8 @@ fn report_to_js_offsets(report: &mut Report, sources: &[Source]) {
         let Some((mut start, mut end)) = v.span else {
             continue;
         };
-        let by_id = v
-            .chunk_id
-            .as_deref()
-            .and_then(|id| sources.iter().find(|s| s.chunk.id == id));
-        let by_label = || {
-            v.source
-                .as_deref()
-                .and_then(|l| crate::answer::parse_source(l).ok())
-                .and_then(|n| context::lookup(sources, n))
-        };
+        let by_id = v.chunk_id.as_deref().and_then(|id| sources.iter().find(|s| s.chunk.id == id));
+        let by_label = || v.source.as_deref().and_then(|l| crate::answer::parse_source(l).ok()).and_then(|n| context::lookup(sources, n));
         if let Some(s) = by_id.or_else(by_label) {
             Utf16::from_bytes(&s.chunk.text, &mut [&mut start, &mut end]);
             v.span = Some((start, end));
@@ -614,13 +544,7 @@ fn report_to_js_offsets(report: &mut Report, sources: &[Source]) {
     }
 }
 
-fn verify_with(
-    answer: &str,
-    sources: &JsValue,
-    opts: &JsValue,
-    nli: Option<&dyn Entail>,
-    plan_only: bool,
-) -> Result<JsValue, JsValue> {
+fn verify_with(answer: &str, sources: &JsValue, opts: &JsValue, nli: Option<&dyn Entail>, plan_only: bool) -> Result<JsValue, JsValue> {
     let sources = sources_from_js(sources)?;
     let o: JsVerifyOptions = opts_from_js(opts, "options")?;
     let mut matching = o.matching.unwrap_or_default();
@@ -634,12 +558,7 @@ fn verify_with(
         (Some(inner), Some(scores)) => Some(crate::verify::Precomputed::new(inner, scores)),
         _ => None,
     };
-    let vo = VerifyOptions {
-        policy: o.policy,
-        matching,
-        nli: pre.as_ref().map(|p| p as &dyn Entail).or(nli),
-        premise_tokens: o.premise_tokens.unwrap_or(0),
-    };
+    let vo = VerifyOptions { policy: o.policy, matching, nli: pre.as_ref().map(|p| p as &dyn Entail).or(nli), premise_tokens: o.premise_tokens.unwrap_or(0) };
     if plan_only {
         let pairs = crate::verify::nli_plan(answer, &sources, &vo).map_err(|e| core_err!(e))?;
         return to_js(&pairs);
@@ -701,22 +620,8 @@ pub fn metrics(
 
 /// A deep link for a moment of a meeting: `{label, meetingId, seconds, url}`.
 #[wasm_bindgen(js_name = deepLink, unchecked_return_type = "DeepLink")]
-pub fn deep_link(
-    title: &str,
-    meeting_id: &str,
-    date: &str,
-    seconds: f64,
-    speaker: Option<String>,
-    recording_url: Option<String>,
-) -> Result<JsValue, JsValue> {
-    to_js(&crate::render::deep_link(
-        title,
-        meeting_id,
-        date,
-        seconds,
-        speaker.as_deref(),
-        recording_url.as_deref(),
-    ))
+pub fn deep_link(title: &str, meeting_id: &str, date: &str, seconds: f64, speaker: Option<String>, recording_url: Option<String>) -> Result<JsValue, JsValue> {
+    to_js(&crate::render::deep_link(title, meeting_id, date, seconds, speaker.as_deref(), recording_url.as_deref()))
 }
 
 #[cfg(test)]
@@ -751,13 +656,7 @@ mod tests {
         assert_eq!(camel_to_snake("textStart"), "text_start");
         assert_eq!(camel_to_snake("text_start"), "text_start");
         assert_eq!(camel_to_snake("S1"), "S1");
-        let v = rekey(
-            serde_json::json!({"meeting_id": 1, "schema": {"additional_x": 1}}),
-            &snake_to_camel,
-        );
-        assert_eq!(
-            v,
-            serde_json::json!({"meetingId": 1, "schema": {"additional_x": 1}})
-        );
+        let v = rekey(serde_json::json!({"meeting_id": 1, "schema": {"additional_x": 1}}), &snake_to_camel);
+        assert_eq!(v, serde_json::json!({"meetingId": 1, "schema": {"additional_x": 1}}));
     }
 }

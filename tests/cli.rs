@@ -7,7 +7,18 @@ fn cli(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn verify_markdown_without_nli_and_errors() {
-    let (code, out, _) = cli(&["verify", "--order", "date", "--no-nli", "--chunks", "tests/fixtures/pricing_chunks.json", "--answer", "tests/fixtures/pricing_answer.json", "--format", "markdown"]);
+    let (code, out, _) = cli(&[
+        "verify",
+        "--order",
+        "date",
+        "--no-nli",
+        "--chunks",
+        "tests/fixtures/pricing_chunks.json",
+        "--answer",
+        "tests/fixtures/pricing_answer.json",
+        "--format",
+        "markdown",
+    ]);
     assert_eq!(code, 0);
     assert!(out.contains("Pricing review, 3 May, 10:09, Priya Raman"));
     assert!(out.contains("S9 is not a source"));

@@ -87,6 +87,7 @@ fn bad_chunks_get_typed_errors_with_paths() {
     assert_eq!(parse_chunks(two).unwrap_err().code(), "duplicate_id");
     assert_eq!(parse_chunks("[{").unwrap_err().code(), "invalid_json");
     // unknown fields are ignored; wrapped form accepted
-    let ok = parse_chunks(r#"{"chunks":[{"id":"a","meeting_id":"m","meeting_title":"t","date":"2024-01-01","start":0,"end":1,"text":"x","extra":true}]}"#).unwrap();
+    let ok =
+        parse_chunks(r#"{"chunks":[{"id":"a","meeting_id":"m","meeting_title":"t","date":"2024-01-01","start":0,"end":1,"text":"x","extra":true}]}"#).unwrap();
     assert_eq!(ok.len(), 1);
 }

@@ -29,10 +29,18 @@ fn lone_surrogate_escapes_become_replacement_characters() {
         e => panic!("{e:?}"),
     }
     // chunk files too
-    let chunks = parse_chunks(r#"[{"id":"a","meeting_id":"m","meeting_title":"T \udc00","date":"2024-01-01","start":0,"end":1,"text":"we agreed \ud800 on ten percent"}]"#).unwrap();
+    let chunks = parse_chunks(
+        r#"[{"id":"a","meeting_id":"m","meeting_title":"T \udc00","date":"2024-01-01","start":0,"end":1,"text":"we agreed \ud800 on ten percent"}]"#,
+    )
+    .unwrap();
     assert_eq!(chunks[0].text, "we agreed \u{fffd} on ten percent");
     let ctx = build_context(&chunks, &ContextOptions::default());
-    let r = verify(r#"{"claims":[{"text":"They agreed on ten percent.","source":"S1","quote":"we agreed \ud800 on ten percent"}]}"#, &ctx.sources, &VerifyOptions::default()).unwrap();
+    let r = verify(
+        r#"{"claims":[{"text":"They agreed on ten percent.","source":"S1","quote":"we agreed \ud800 on ten percent"}]}"#,
+        &ctx.sources,
+        &VerifyOptions::default(),
+    )
+    .unwrap();
     assert_eq!(r.claims[0].status, Status::Supported, "{:?}", r.claims[0].reasons);
 }
 
@@ -41,7 +49,14 @@ fn render_rechecks_urls_of_reports_from_elsewhere() {
     // renderHtml/renderMarkdown take a report from JS: it may not come from `verify`
     let ctx = pricing_context();
     let mut r = verify(&fixture("pricing_answer.json"), &ctx.sources, &VerifyOptions::default()).unwrap();
-    let bad = ["javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,<script>alert(1)</script>", "https://x.example/\" onmouseover=\"alert(1)", " javascript:alert(1)", "vbscript:msgbox(1)"];
+    let bad = [
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "https://x.example/\" onmouseover=\"alert(1)",
+        " javascript:alert(1)",
+        "vbscript:msgbox(1)",
+    ];
     let mut n = 0;
     for c in r.claims.iter_mut() {
         if let Some(l) = c.link.as_mut() {
@@ -117,7 +132,12 @@ fn turns_out_of_order_do_not_panic() {
     }]);
     let chunks = parse_chunks(&chunk.to_string()).unwrap();
     let ctx = build_context(&chunks, &ContextOptions::default());
-    let r = verify(r#"{"claims":[{"text":"Dana agreed on a 10% discount.","source":"S1","quote":"agreed on a ten percent discount"}]}"#, &ctx.sources, &VerifyOptions::default()).unwrap();
+    let r = verify(
+        r#"{"claims":[{"text":"Dana agreed on a 10% discount.","source":"S1","quote":"agreed on a ten percent discount"}]}"#,
+        &ctx.sources,
+        &VerifyOptions::default(),
+    )
+    .unwrap();
     assert_eq!(r.claims[0].status, Status::Supported, "{:?}", r.claims[0].reasons);
     assert_eq!(r.claims[0].speaker.as_deref(), Some("Dana Okafor"));
 }

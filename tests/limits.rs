@@ -49,9 +49,45 @@ fn assert_not_superlinear(what: &str, small: Duration, big: Duration) {
 /// Deterministic transcript-like text of about `bytes` bytes: varied words, numbers, sentences.
 fn transcript(bytes: usize, seed: u64) -> String {
     const WORDS: &[&str] = &[
-        "we", "agreed", "on", "the", "pilot", "discount", "for", "annual", "plans", "finance", "can", "live", "with", "that",
-        "review", "next", "quarter", "budget", "remote", "control", "design", "button", "team", "should", "offer", "price",
-        "customer", "contract", "legal", "summer", "procurement", "um", "uh", "yeah", "so", "I", "think", "maybe", "seats",
+        "we",
+        "agreed",
+        "on",
+        "the",
+        "pilot",
+        "discount",
+        "for",
+        "annual",
+        "plans",
+        "finance",
+        "can",
+        "live",
+        "with",
+        "that",
+        "review",
+        "next",
+        "quarter",
+        "budget",
+        "remote",
+        "control",
+        "design",
+        "button",
+        "team",
+        "should",
+        "offer",
+        "price",
+        "customer",
+        "contract",
+        "legal",
+        "summer",
+        "procurement",
+        "um",
+        "uh",
+        "yeah",
+        "so",
+        "I",
+        "think",
+        "maybe",
+        "seats",
     ];
     let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let mut s = String::with_capacity(bytes + 64);
@@ -81,7 +117,13 @@ fn chunk_json(id: &str, meeting: &str, date: &str, start: f64, text: &str) -> St
 
 fn answer_with(n: usize) -> String {
     let claims: Vec<String> = (0..n)
-        .map(|i| format!(r#"{{"text":"Claim {i}: the pilot discount is {} percent.","source":"S{}","quote":"we agreed on the pilot discount for annual plans"}}"#, i % 50, 1 + i % 2))
+        .map(|i| {
+            format!(
+                r#"{{"text":"Claim {i}: the pilot discount is {} percent.","source":"S{}","quote":"we agreed on the pilot discount for annual plans"}}"#,
+                i % 50,
+                1 + i % 2
+            )
+        })
         .collect();
     format!("{{\"claims\":[{}]}}", claims.join(","))
 }
@@ -129,7 +171,8 @@ fn ten_megabyte_chunk_parses_builds_and_matches_a_quote_at_its_end() {
     let t_match = t.elapsed();
     assert!(m.matched && m.start > tail_at, "{m:?}");
     assert_eq!(&text[m.start..m.end], "we will ship twelve hundred units per box in June");
-    let answer = r#"{"claims":[{"text":"Dana said they will ship 1200 units per box.","source":"S1","quote":"we will ship twelve hundred units per box in June"}]}"#;
+    let answer =
+        r#"{"claims":[{"text":"Dana said they will ship 1200 units per box.","source":"S1","quote":"we will ship twelve hundred units per box in June"}]}"#;
     let r = verify(answer, &ctx.sources, &VerifyOptions::default()).unwrap();
     assert_eq!(r.claims[0].status, Status::Supported, "{:?}", r.claims[0].reasons);
     eprintln!(
@@ -249,7 +292,9 @@ fn context_building_is_not_superlinear_in_chunk_size() {
     let _serial = serial();
     // 2 MB and 8 MB: both past the CPU caches, so the ratio shows the algorithm
     let n = 2_000_000 / SCALE;
-    let json = |bytes: usize| format!("[{},{}]", chunk_json("a", "m1", "2024-04-12", 0.0, &transcript(bytes, 2)), chunk_json("b", "m2", "2024-05-03", 0.0, &transcript(bytes / 2, 3)));
+    let json = |bytes: usize| {
+        format!("[{},{}]", chunk_json("a", "m1", "2024-04-12", 0.0, &transcript(bytes, 2)), chunk_json("b", "m2", "2024-05-03", 0.0, &transcript(bytes / 2, 3)))
+    };
     let (small, big) = (json(n), json(4 * n));
     let a = best_of_3(|| build_context(&parse_chunks(&small).unwrap(), &ContextOptions::default()));
     let b = best_of_3(|| build_context(&parse_chunks(&big).unwrap(), &ContextOptions::default()));

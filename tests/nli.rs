@@ -39,7 +39,8 @@ fn tract_matches_onnxruntime_on_pinned_pairs_and_bad_files_fail_at_load() {
     // level fuses DequantizeLinear+MatMul into int8 kernels and drifts by up to 0.053 from both.
     assert!(max_diff < 1e-4, "max diff {max_diff}");
     // batching gives the same numbers as one at a time
-    let pairs = [("Dana: we agreed on ten percent.", "They agreed on ten percent."), ("The room was empty and quiet for the whole afternoon.", "Nobody was there.")];
+    let pairs =
+        [("Dana: we agreed on ten percent.", "They agreed on ten percent."), ("The room was empty and quiet for the whole afternoon.", "Nobody was there.")];
     let b = m.score(&pairs).unwrap();
     let one = m.score(&pairs[1..]).unwrap();
     assert!((b[1].entailment - one[0].entailment).abs() < 1e-4);
@@ -68,7 +69,8 @@ fn tract_matches_onnxruntime_on_pinned_pairs_and_bad_files_fail_at_load() {
     assert_eq!(e.code(), "tokenizer_mismatch", "{e}");
 
     // end to end on the pricing scenario with the model
-    let chunks = meetcite::parse_chunks(&std::fs::read_to_string(format!("{}/tests/fixtures/pricing_chunks.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
+    let chunks =
+        meetcite::parse_chunks(&std::fs::read_to_string(format!("{}/tests/fixtures/pricing_chunks.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
     let ctx = meetcite::build_context(&chunks, &meetcite::ContextOptions { order: meetcite::Order::Date, ..Default::default() });
     let answer = std::fs::read_to_string(format!("{}/tests/fixtures/pricing_answer.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let r = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m as &dyn Entail), ..Default::default() }).unwrap();
@@ -104,6 +106,9 @@ fn planned_and_precomputed_scores_give_the_same_report() {
         }
         fn max_length(&self) -> usize {
             Entail::max_length(self.0)
+        }
+        fn support(&self) -> &meetcite::support::SupportConfig {
+            Entail::support(self.0)
         }
     }
     let m = shipped();

@@ -49,7 +49,12 @@ fn policies_and_abstain() {
 #[test]
 fn unparsable_claims_are_reported_beside_good_ones() {
     let ctx = pricing_context();
-    let r = verify(r#"{"claims":[{"text":"Finance can live with it.","source":"S1","quote":"Finance can live with that."},{"text":"bad","source":7,"quote":"x"}]}"#, &ctx.sources, &VerifyOptions::default()).unwrap();
+    let r = verify(
+        r#"{"claims":[{"text":"Finance can live with it.","source":"S1","quote":"Finance can live with that."},{"text":"bad","source":7,"quote":"x"}]}"#,
+        &ctx.sources,
+        &VerifyOptions::default(),
+    )
+    .unwrap();
     assert_eq!(r.claims[0].status, Status::Supported);
     assert_eq!(r.claims[1].status, Status::Unparsable);
     assert!(verify("no json here", &ctx.sources, &VerifyOptions::default()).is_err());

@@ -54,7 +54,16 @@ TRAIN_MIX_V2 = {
     "joci_dev.jsonl": None,                        # same terms as joci_train
 }
 
-MIXES = {"v1": (TRAIN_MIX, QMSUM_TRAIN), "v2": (TRAIN_MIX_V2, QMSUM_TRAIN_V2)}
+# "v3" (support check, issue 12): continued from the shipped v2 weights. The general sets of v2 sampled down (so the
+# in-domain pairs are a third of the mix without forgetting SNLI/MNLI), the v2 QMSum pairs of the fit meetings only,
+# and the support pairs of build_support_pairs.py (answer sentences vs their span windows, other-topic windows,
+# edited claims, quote pairs, proposal-vs-decision turns) twice. The calib meetings (every 4th QMSum-train meeting)
+# are left out everywhere: the support score is fitted on them.
+SUPPORT_PAIRS = os.environ.get("SUPPORT_PAIRS", os.path.join(HERE, "out", "support_pairs.jsonl"))
+TRAIN_MIX_V3 = {k: (v if isinstance(v, dict) else 0.5) for k, v in TRAIN_MIX_V2.items()}  # float = share of the file
+TRAIN_MIX_V3.update({"snli_dev.jsonl": None, "mnli_dev_matched.jsonl": None})  # all: SNLI / MNLI must not slip
+
+MIXES = {"v1": (TRAIN_MIX, QMSUM_TRAIN), "v2": (TRAIN_MIX_V2, QMSUM_TRAIN_V2), "v3": (TRAIN_MIX_V3, QMSUM_TRAIN_V2)}
 
 
 def read(path):
@@ -75,21 +84,40 @@ def load_train_mix(seed=42, mix="v1"):
                 cap = n.get(lab)
                 keep += rng.sample(rl, cap) if cap is not None and cap < len(rl) else rl
             rows = keep
+        elif isinstance(n, float):
+            rows = rng.sample(rows, int(len(rows) * n))
         elif n is not None and n < len(rows):
             rows = rng.sample(rows, n)
         for r in rows:
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
-    for r in read(qmsum):
+    calib = set()
+    if mix == "v3":
+        from build_support_pairs import calib_meeting
+        qrows = [r for r in read(qmsum) if not calib_meeting(r["meeting"])]
+        qrows = rng.sample(qrows, len(qrows) // 2)
+        for r in read(SUPPORT_PAIRS) * 2:
+            out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_support"})
+    else:
+        qrows = read(qmsum)
+    for r in qrows:
         out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_train"})
     return out
 
 
-def load_dev_mix(seed=42, n_qmsum=300):
+SUPPORT_DEV = os.environ.get("SUPPORT_DEV", os.path.join(HERE, "out", "support_dev.jsonl"))
+
+
+def load_dev_mix(seed=42, n_qmsum=300, mix="v1"):
     rng = random.Random(seed + 1)
     out = []
     for fn in ["cad_snli_original_dev.jsonl", "dnli2024_dev.jsonl"]:
         for r in read(os.path.join(NLI, fn)):
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
+    if mix == "v3":
+        # QMSum val is the support evaluation's: never used for checkpoint selection from v3 on
+        for r in read(SUPPORT_DEV):
+            out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "support_dev"})
+        return out
     q = read(QMSUM_VAL)
     for r in rng.sample(q, min(n_qmsum, len(q))):
         out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_val_subset"})

@@ -150,7 +150,7 @@ def main():
     base = base_model_dir()
     tok = AutoTokenizer.from_pretrained(base)
     train = load_train_mix(seed=args.seed, mix=args.mix)
-    dev = load_dev_mix(seed=args.seed)
+    dev = load_dev_mix(seed=args.seed, mix=args.mix)
     lab = {"entailment": 0, "neutral": 1, "contradiction": 2, "non_entailment": -1}
     t0 = time.time()
     enc = encode(tok, train, args.max_len)

@@ -3,8 +3,9 @@
 use meetcite::context::{from_json, Context, ContextOptions, Order, Source};
 use meetcite::nli::{NliConfig, NliModel};
 use meetcite::quote::{match_quote, MatchOptions};
+use meetcite::support::FEATURES;
 use meetcite::text::byte_to_char;
-use meetcite::verify::{Entail, Policy, VerifyOptions};
+use meetcite::verify::{score_premise, Entail, Policy, VerifyOptions};
 use meetcite::{build_context, parse_chunks, render_html, render_markdown, RenderOptions};
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -17,7 +18,10 @@ const USAGE: &str = "usage:
                    [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
                    [--premise-tokens N]
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
-  meetcite score   --input FILE.jsonl [--model DIR]  lines {id,premise,hypothesis} -> probabilities";
+  meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N]
+                   lines {id,premise,hypothesis[,quote]} -> {id,support,supported,parts,entailment,..}
+                   (as verify judges a claim citing the premise; without a quote, the premise's
+                   best-covering windows are scored)";
 
 struct Args {
     cmd: String,
@@ -35,7 +39,7 @@ fn parse_args() -> Result<Args, String> {
     let mut flags = Vec::new();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--no-nli" | "--help" => flags.push(a),
+            "--no-nli" | "--help" | "--features" => flags.push(a),
             s if s.starts_with("--") => {
                 let v = it.next().ok_or_else(|| format!("{s} needs a value"))?;
                 opts.insert(s[2..].to_string(), v);
@@ -54,7 +58,11 @@ fn read(path: &str) -> Result<String, String> {
 fn model_dir(a: &Args) -> PathBuf {
     a.opts.get("model").map(PathBuf::from).unwrap_or_else(|| {
         let local = Path::new("models");
-        if local.join("config.json").exists() { local.to_path_buf() } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("models") }
+        if local.join("config.json").exists() {
+            local.to_path_buf()
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models")
+        }
     })
 }
 
@@ -86,6 +94,13 @@ fn context_from(a: &Args) -> Result<Context, String> {
     };
     let opts = ContextOptions { order, viewer: a.opts.get("viewer").cloned(), max_tokens, question: a.opts.get("question").cloned() };
     Ok(build_context(&chunks, &opts))
+}
+
+fn premise_tokens(a: &Args) -> Result<usize, String> {
+    match a.opts.get("premise-tokens") {
+        None => Ok(0),
+        Some(n) => n.parse::<usize>().map_err(|_| format!("--premise-tokens must be a whole number, not {n:?}")),
+    }
 }
 
 fn print_json(v: &impl serde::Serialize) -> Result<(), String> {
@@ -129,10 +144,7 @@ fn run() -> Result<(), String> {
                 Some(p) => return Err(format!("--policy must be drop, warn or feedback, not {p:?}")),
             };
             let model = if a.flags.iter().any(|f| f == "--no-nli") { None } else { Some(load_model(&model_dir(&a))?) };
-            let premise_tokens = match a.opts.get("premise-tokens") {
-                None => 0,
-                Some(n) => n.parse::<usize>().map_err(|_| format!("--premise-tokens must be a whole number, not {n:?}"))?,
-            };
+            let premise_tokens = premise_tokens(&a)?;
             let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail), premise_tokens };
             let sources: &[Source] = &ctx.sources;
             let report = meetcite::verify(&answer, sources, &opts).map_err(|e| format!("{answer_path}: [{}] {e}", e.code()))?;
@@ -166,13 +178,34 @@ fn run() -> Result<(), String> {
         "score" => {
             let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;
             let model = load_model(&model_dir(&a))?;
+            let with_features = a.flags.iter().any(|f| f == "--features");
+            let premise_tokens = premise_tokens(&a)?;
+            let opts = VerifyOptions { nli: Some(&model as &dyn Entail), premise_tokens, ..Default::default() };
             jsonl(input, |v| {
-                let p = model.score(&[(field(&v, "premise")?, field(&v, "hypothesis")?)]).map_err(|e| format!("[{}] {e}", e.code()))?[0];
-                Ok(serde_json::json!({
+                let quote = match v.get("quote") {
+                    None | Some(serde_json::Value::Null) => None,
+                    Some(q) => Some(q.as_str().ok_or("field \"quote\" is not a string")?),
+                };
+                let r = score_premise(field(&v, "premise")?, field(&v, "hypothesis")?, quote, &model, &opts).map_err(|e| format!("[{}] {e}", e.code()))?;
+                let p = r.probs;
+                let mut out = serde_json::json!({
                     "id": v.get("id").cloned().unwrap_or(serde_json::Value::Null),
                     "entailment": p.entailment, "neutral": p.neutral, "contradiction": p.contradiction,
-                    "supported": model.supported(&p),
-                }))
+                    "support": r.support.as_ref().map(|s| s.score),
+                    "supported": r.support.as_ref().is_some_and(|s| s.supported),
+                    "nli_supported": model.supported(&p),
+                    "parts": r.support.as_ref().map(|s| s.parts.clone()).unwrap_or_default(),
+                    "pairs": r.pairs,
+                });
+                if let Some(verdict) = &r.verdict {
+                    out["reasons"] = serde_json::to_value(&verdict.reasons).map_err(|e| e.to_string())?;
+                    out["status"] = serde_json::to_value(verdict.status).map_err(|e| e.to_string())?;
+                }
+                if with_features {
+                    out["features"] =
+                        FEATURES.iter().zip(&r.features).map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>().into();
+                }
+                Ok(out)
             })
         }
         other => Err(format!("unknown command {other:?}\n{USAGE}")),

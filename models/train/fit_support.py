@@ -1,0 +1,98 @@
+"""Fit the support score (src/support.rs) for a model: a logistic regression over the features that `meetcite score
+--features` computes, on the calib records (claims about QMSum-train meetings the NLI model never trained on, see
+build_support_pairs.py), and the decision threshold that maximises balanced accuracy there. Writes the result into
+the model's config.json ("support"), so the weights travel with the model they were fitted for.
+
+    python fit_support.py --model ../ --calib out/support_calib.jsonl [--meetcite ../../target/release/meetcite]
+           [--scored out/calib_scored.jsonl]   (reuse a scored file instead of running the CLI)
+
+Each record kind is weighted so that every kind of unsupported claim counts as much in total as the supported
+claims of its shape (edits are rarer than plain sentences, and the score must catch each of them).
+"""
+import argparse, collections, json, os, subprocess, sys
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+
+def score_file(meetcite, model, inp, out):
+    with open(out, "w") as f:
+        subprocess.run([meetcite, "score", "--input", inp, "--features", "--model", model], stdout=f, check=True)
+
+
+def family(kind):
+    return "quote" if kind.startswith("quote_") else "date" if "date" in kind else "plain"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=os.path.join(ROOT, "models"))
+    ap.add_argument("--calib", default=os.path.join(HERE, "out", "support_calib.jsonl"))
+    ap.add_argument("--meetcite", default=os.path.join(ROOT, "target", "release", "meetcite"))
+    ap.add_argument("--scored", help="scored calib file (written if missing)")
+    ap.add_argument("--C", type=float, default=0.5)
+    ap.add_argument("--dry-run", action="store_true", help="print, do not write config.json")
+    args = ap.parse_args()
+    scored = args.scored or os.path.join(HERE, "out", "calib_scored.jsonl")
+    if not os.path.exists(scored):
+        score_file(args.meetcite, args.model, args.calib, scored)
+    recs = {r["id"]: r for r in map(json.loads, open(args.calib))}
+    rows = [json.loads(l) for l in open(scored)]
+    feats = list(rows[0]["features"].keys())
+    X = np.array([[r["features"][f] for f in feats] for r in rows])
+    y = np.array([recs[r["id"]]["label"] for r in rows])
+    kinds = [recs[r["id"]]["kind"] for r in rows]
+    # weights: per shape family, positives and the union of negatives balance; each negative kind gets an equal share
+    cnt = collections.Counter(kinds)
+    fam_neg = collections.defaultdict(set)
+    for k in cnt:
+        if not (k.endswith("supported")):
+            fam_neg[family(k)].add(k)
+    w = np.zeros(len(y))
+    for i, k in enumerate(kinds):
+        fam = family(k)
+        if k.endswith("supported"):
+            w[i] = 1.0 / cnt[k]
+        else:
+            w[i] = 1.0 / (cnt[k] * len(fam_neg[fam]))
+    w *= len(y) / w.sum()
+    lr = LogisticRegression(C=args.C, max_iter=5000).fit(X, y, sample_weight=w)
+    p = lr.predict_proba(X)[:, 1]
+    # threshold: best weighted balanced accuracy on calib
+    best = (0, 0.5)
+    for t in np.linspace(0.05, 0.95, 181):
+        pred = p >= t
+        tpr = (w * (pred & (y == 1))).sum() / (w * (y == 1)).sum()
+        tnr = (w * (~pred & (y == 0))).sum() / (w * (y == 0)).sum()
+        best = max(best, ((tpr + tnr) / 2, round(float(t), 3)))
+    print(f"calib n={len(y)} AUROC={roc_auc_score(y, p):.3f} weighted balanced acc={best[0]:.3f} at threshold {best[1]}")
+    for f_, c in zip(feats, lr.coef_[0]):
+        print(f"  {f_:24s} {c:+.3f}")
+    for k in sorted(cnt):
+        m = np.array([kk == k for kk in kinds])
+        print(f"  {k:24s} n={m.sum():4d} accepted={np.mean(p[m] >= best[1]):.3f}")
+    cfg_path = os.path.join(args.model, "config.json")
+    cfg = json.load(open(cfg_path))
+    cfg["support"] = {
+        "weights": {f_: round(float(c), 5) for f_, c in zip(feats, lr.coef_[0])},
+        "bias": round(float(lr.intercept_[0]), 5),
+        "threshold": best[1],
+        "windows": cfg.get("support", {}).get("windows", 3),
+        "fitted_on": f"models/train/fit_support.py: {len(y)} claims about {len({recs[r['id']]['meeting'] for r in rows})} "
+                     f"QMSum-train meetings held out from NLI training (calib split), C={args.C}",
+    }
+    if args.dry_run:
+        print(json.dumps(cfg["support"], indent=1))
+    else:
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f, indent=2)
+            f.write("\n")
+        print("wrote", cfg_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashSet};
 /// The feature names, in the order [`features`] computes them. Stable: `config.json` refers to them.
 pub const FEATURES: &[&str] = &[
     "nli_entail",
+    "nli_entail_mean",
     "nli_contradiction",
     "coverage_local",
     "coverage_all",
@@ -207,15 +208,16 @@ fn chunk_turns(text: &str, turns: &[Turn]) -> Vec<EvTurn> {
 /// `Speaker: text` lines (the label as [`crate::text::speaker_label_ranges`] recognises it); a
 /// text without labels is one turn with no speaker.
 pub fn line_turns(text: &str) -> Vec<EvTurn> {
-    let labels = crate::text::speaker_label_ranges(text);
-    if labels.is_empty() {
-        return if text.trim().is_empty() { vec![] } else { vec![EvTurn { speaker: String::new(), start: 0, end: text.len() }] };
+    let mut labels = crate::text::speaker_label_ranges(text);
+    if labels.len() <= 1 && !text.trim_end().contains('\n') {
+        // one line: a transcript flattened with inline labels ("... okay . Marketing: I think ...")
+        let inline = inline_label_ranges(text);
+        if inline.len() >= 2 {
+            labels = inline;
+        }
     }
     let mut out = Vec::new();
-    for (k, &(a, b)) in labels.iter().enumerate() {
-        let end = labels.get(k + 1).map(|n| n.0).unwrap_or(text.len());
-        let speaker = text[a..b - 1].trim().to_string();
-        let (mut s, mut e) = (b, end);
+    let mut push = |speaker: String, mut s: usize, mut e: usize| {
         while s < e && text.as_bytes()[s].is_ascii_whitespace() {
             s += 1;
         }
@@ -225,8 +227,54 @@ pub fn line_turns(text: &str) -> Vec<EvTurn> {
         if s < e {
             out.push(EvTurn { speaker, start: s, end: e });
         }
+    };
+    // text before the first label (a header line, or no labels at all) is a turn without speaker
+    push(String::new(), 0, labels.first().map(|l| l.0).unwrap_or(text.len()));
+    for (k, &(a, b)) in labels.iter().enumerate() {
+        let end = labels.get(k + 1).map(|n| n.0).unwrap_or(text.len());
+        push(text[a..b - 1].trim().to_string(), b, end);
     }
     out
+}
+
+/// Speaker labels inside one line: one to four capitalised words and a colon at the start of
+/// the text or right after a sentence end, each label seen at least twice or two different
+/// labels in all (so "Note: ..." alone is not a speaker).
+fn inline_label_ranges(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut cands: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let at_start = i == 0 || (i >= 2 && matches!(b[i - 2], b'.' | b'?' | b'!') && b[i - 1] == b' ');
+        if at_start && b[i].is_ascii_uppercase() {
+            // up to 4 words then ':'
+            let mut end = text.len().min(i + 48);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let rest = &text[i..end];
+            if let Some(colon) = rest.find(": ") {
+                let label = &rest[..colon];
+                let words: Vec<&str> = label.split(' ').collect();
+                let ok = (1..=4).contains(&words.len())
+                    && words.iter().all(|w| w.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit()))
+                    && label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '.' || c == '-' || c == '\'');
+                if ok {
+                    cands.push((i, i + colon + 1));
+                    i += colon + 1;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    let names: Vec<&str> = cands.iter().map(|&(a, e)| &text[a..e - 1]).collect();
+    let distinct: HashSet<&str> = names.iter().copied().collect();
+    if distinct.len() >= 2 || names.len() >= 3 {
+        cands
+    } else {
+        Vec::new()
+    }
 }
 
 /// Premise text for the model: `{disfmarker}`-style markers removed and the space before
@@ -808,7 +856,11 @@ fn cut_to_budget(text: &str, budget: usize, count_tokens: &dyn Fn(&str) -> usize
 
 /// Inputs of the NLI part: the best pair's probabilities and the evidence it covered.
 pub struct NliPart<'x> {
+    /// the most entailing pair's P(entailment)
     pub entailment: f64,
+    /// the mean P(entailment) over the pairs (a window that merely mentions the topic can win the
+    /// max; it rarely lifts the mean as much)
+    pub entailment_mean: f64,
     pub contradiction: f64,
     /// the premise text of the pair(s) (local evidence)
     pub local: &'x str,
@@ -893,6 +945,7 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
     let evidence_words = (1.0 + ev.text.split_whitespace().count() as f64).ln() / 5.0;
     vec![
         logit(nli.entailment),
+        logit(nli.entailment_mean),
         nli.contradiction,
         coverage_local,
         coverage_all,
@@ -1112,6 +1165,21 @@ mod tests {
         assert_eq!(turns[0].speaker, "Dana Okafor");
         assert_eq!(&t[turns[1].start..turns[1].end], "Fine by me.");
         assert_eq!(line_turns("no labels here").len(), 1);
+        // a header line before the labels is kept as a turn without speaker
+        let h = "Meeting X | 2024-04-12\nDana Okafor: Ten percent.";
+        assert_eq!(line_turns(h).iter().map(|t| t.speaker.as_str()).collect::<Vec<_>>(), vec!["", "Dana Okafor"]);
+        // a flattened transcript: inline labels after sentence ends
+        let f = "Marketing: Is it easy to use ? Project Manager: I'm not sure . Marketing: Yeah . Note that: x";
+        let sp: Vec<&str> = line_turns(f).iter().map(|t| t.speaker.as_str()).collect();
+        assert_eq!(sp, vec!["Marketing", "Project Manager", "Marketing"]);
+        // a multi-byte character where the label search window ends is no panic
+        let m = "Julie Morgan AM: Thank you, Chair. As a result, I have brought forward amendments — in this group.";
+        assert_eq!(line_turns(m).len(), 1);
+        for k in 0..m.len() {
+            if m.is_char_boundary(k) {
+                line_turns(&m[k..]);
+            }
+        }
     }
 
     #[test]

@@ -159,7 +159,9 @@ pub enum Policy {
     Feedback,
 }
 
-/// Why a claim is not supported. `code` is stable: `quote_not_found`, `number_mismatch`,
+/// Why a claim is not supported. `not_entailed`: the support score is under its threshold
+/// (`contradicted_by_turn` when, besides, the quoted words entail the claim but their turn
+/// contradicts it). `code` is stable: `quote_not_found`, `number_mismatch`,
 /// `stitched_quote`, `quote_too_long`, `claim_number_mismatch`, `not_entailed`,
 /// `contradicted_by_turn`, `speaker_mismatch`, `superseded`, `unknown_source`, `unparsable`,
 /// `nli_error`.
@@ -443,6 +445,7 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
                 let ev = Evidence::from_chunk(chunk, &speakers);
                 let part = NliPart {
                     entailment: pc.entailment.max(pq.entailment),
+                    entailment_mean: (pc.entailment + pq.entailment) / 2.0,
                     contradiction: pc.contradiction,
                     local: w.premise_ctx.as_deref().unwrap_or_default(),
                     turns: None,
@@ -457,11 +460,12 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
                 v.nli = Some(NliScores { context: pc, quote: pq });
                 let entailed_ctx = pc.entailment >= th.entailment && pc.contradiction < th.contradiction;
                 let entailed_quote = pq.entailment >= th.entailment && pq.contradiction < th.contradiction;
-                if !s.supported {
+                // the support score decides; the two codes only say which way it failed
+                if !s.supported && entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
+                    let m = format!("the quote supports the claim but its turn contradicts it (p={:.2}; {})", pc.contradiction, explain(&s));
+                    v.reasons.push(reason("contradicted_by_turn", m));
+                } else if !s.supported {
                     v.reasons.push(reason("not_entailed", format!("the source does not support the claim ({})", explain(&s))));
-                } else if entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
-                    v.reasons
-                        .push(reason("contradicted_by_turn", format!("the quote supports the claim but its turn contradicts it (p={:.2})", pc.contradiction)));
                 }
                 v.support = Some(s);
             }
@@ -568,6 +572,7 @@ pub fn score_premise(premise: &str, claim: &str, quote: Option<&str>, nli: &dyn 
     let best = (0..probs.len()).max_by(|&a, &b| probs[a].entailment.total_cmp(&probs[b].entailment)).unwrap_or(0);
     let part = NliPart {
         entailment: probs[best].entailment,
+        entailment_mean: probs.iter().map(|p| p.entailment).sum::<f64>() / probs.len() as f64,
         contradiction: probs[best].contradiction,
         local: &ws[best].premise,
         turns: ws[best].turns,
@@ -597,6 +602,7 @@ pub fn explain(s: &Support) -> String {
 pub fn feature_label(f: &str) -> &str {
     match f {
         "nli_entail" => "entailment",
+        "nli_entail_mean" => "entailment across windows",
         "nli_contradiction" => "contradiction",
         "coverage_local" => "words covered nearby",
         "coverage_all" => "words covered in the source",

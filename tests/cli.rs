@@ -50,3 +50,42 @@ fn match_command_reports_character_offsets() {
     assert_eq!(v["matched"], true);
     assert_eq!((v["start"].as_u64(), v["end"].as_u64()), (Some(8), Some(29)));
 }
+
+#[test]
+fn score_command_gives_the_support_score_as_verify_would() {
+    let dir = std::env::temp_dir().join(format!("meetcite-score-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.jsonl");
+    let premise = "Priya Raman: We can't do ten percent on a hundred seats. The pilot discount is now five percent.\\nDana Okafor: Fine, five percent it is.";
+    std::fs::write(
+        &input,
+        format!(
+            "{{\"id\":1,\"premise\":\"{premise}\",\"hypothesis\":\"The pilot discount is five percent.\"}}\n\
+             {{\"id\":2,\"premise\":\"{premise}\",\"hypothesis\":\"The pilot discount is five percent.\",\"quote\":\"The pilot discount is now five percent.\"}}\n\
+             {{\"id\":3,\"premise\":\"{premise}\",\"hypothesis\":\"The pilot discount is five percent.\",\"quote\":\"we never said this\"}}\n"
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = cli(&["score", "--input", input.to_str().unwrap(), "--features"]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    for r in &rows[..2] {
+        let s = r["support"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&s));
+        assert_eq!(r["supported"], true, "{r}");
+        assert!(r["parts"].as_array().unwrap().len() > 3);
+        assert_eq!(r["features"].as_object().unwrap().len(), meetcite::support::FEATURES.len());
+    }
+    // with a quote it is verify's verdict; a quote that is not there is not supported
+    assert_eq!(rows[1]["status"], "supported");
+    assert_eq!(rows[1]["pairs"], 2);
+    assert_eq!(rows[2]["supported"], false);
+    assert!(rows[2]["support"].is_null());
+    assert_eq!(rows[2]["reasons"][0]["code"], "quote_not_found");
+    // a quote of the wrong type names the field
+    std::fs::write(&input, "{\"premise\":\"a b c\",\"hypothesis\":\"x y z\",\"quote\":5}\n").unwrap();
+    let (code, _, err) = cli(&["score", "--input", input.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("quote"), "{err}");
+}

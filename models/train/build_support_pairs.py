@@ -28,7 +28,7 @@ def calib_meeting(name, names=sorted(n for n, _ in claims.meetings("train"))):
     return names.index(name) % 4 == 3
 
 
-def pairs(budget, seed=5, calib=False, rounds=2):
+def pairs(budget, seed=5, calib=False, rounds=2, min_cov=0.4, wrong=1):
     tok = Tokenizer.from_file(TOKENIZER)
     rng = random.Random(seed)
     ph = claims.PHRASES["train"]
@@ -59,7 +59,7 @@ def pairs(budget, seed=5, calib=False, rounds=2):
                     w, sc = mt.window(a, min(b, nt - 1), budget, target)
                     if w and sc > bsc:
                         best, bsc = w, sc
-                if not best or bsc < 0.4:
+                if not best or bsc < min_cov:
                     continue
                 prem = "\n".join(t[1] for t in best)
                 add("span", prem, sent, "entailment", name)
@@ -72,8 +72,11 @@ def pairs(budget, seed=5, calib=False, rounds=2):
                                 cands.append((sc, w))
                     if cands:
                         cands.sort(key=lambda c: -c[0])
-                        sc, w = cands[0] if rng.random() < 0.6 else rng.choice(cands)
-                        add("wrong_span", "\n".join(t[1] for t in w), sent, "non_entailment", name)
+                        picks = [cands[0] if rng.random() < 0.6 else rng.choice(cands)]
+                        if wrong > 1 and len(cands) > 1:
+                            picks.append(rng.choice(cands[1:]))
+                        for sc, w in picks:
+                            add("wrong_span", "\n".join(t[1] for t in w), sent, "non_entailment", name)
                 ev_speakers = sorted({t[1].split(": ", 1)[0] for t in best})
                 seen = set()
                 for _ in range(rounds):  # a second draw gives other numbers, speakers and negation sites
@@ -142,12 +145,18 @@ if __name__ == "__main__":
                 f.write(json.dumps(p, ensure_ascii=False) + "\n")
         sys.exit(0)
     out_pairs, out_calib = sys.argv[1], sys.argv[2]
+    if out_calib == "-":
+        out_calib = None
     budget = int(sys.argv[3]) if len(sys.argv) > 3 else 200
-    ps = pairs(budget) + proposal_turns()
+    # v5 (second support round): sentences down to 30 % coverage and two wrong-span windows each
+    v5 = os.environ.get("SUPPORT_V5") == "1"
+    ps = (pairs(budget, min_cov=0.3, wrong=2) if v5 else pairs(budget)) + proposal_turns()
     with open(out_pairs, "w") as f:
         for p in ps:
             f.write(json.dumps(p, ensure_ascii=False) + "\n")
     print(len(ps), "pairs", collections.Counter(p["kind"] for p in ps), collections.Counter(p["label"] for p in ps))
+    if out_calib is None:
+        sys.exit(0)
     cal = claims.records("train", "train", seed=99, keep=calib_meeting)
     with open(out_calib, "w") as f:
         for r in cal:

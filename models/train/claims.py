@@ -89,6 +89,25 @@ def span_text(lines):
     return "\n".join(f"{s}: {c}" for _, s, c in lines)
 
 
+def length_matched(lines, n_words, rng):
+    """A contiguous run of `lines` with about `n_words` words (from a random start), so that a wrong-evidence premise
+    is as long as the supporting one and length says nothing about the label."""
+    if not lines:
+        return lines
+    total = sum(len(c.split()) for _, _, c in lines)
+    if total <= n_words:
+        return lines
+    starts = [i for i in range(len(lines)) if sum(len(c.split()) for _, _, c in lines[i:]) >= n_words] or [0]
+    i = rng.choice(starts)
+    out, have = [], 0
+    for ln in lines[i:]:
+        out.append(ln)
+        have += len(ln[2].split())
+        if have >= n_words:
+            break
+    return out
+
+
 def other_topic_ranges(d, ranges, min_turns=8):
     """Topic segments of the meeting that do not overlap `ranges` (for wrong-evidence pairs)."""
     used = set()
@@ -351,7 +370,7 @@ def records(split, phrase_set, seed=11, keep=lambda name: True):
                     continue
                 add("human_supported", prem, sent, 1, name)
                 if others:
-                    olines = turn_lines(d, rng.choice(others))
+                    olines = length_matched(turn_lines(d, rng.choice(others)), len(prem.split()), rng)
                     add("human_wrong_span", span_text(olines), sent, 0, name)
                 for kind, e in edits(sent, speakers, ev_speakers, iso, phrase_set, rng).items():
                     add("edit_" + kind, prem, e, 0, name)

@@ -63,7 +63,16 @@ SUPPORT_PAIRS = os.environ.get("SUPPORT_PAIRS", os.path.join(HERE, "out", "suppo
 TRAIN_MIX_V3 = {k: (v if isinstance(v, dict) else 0.5) for k, v in TRAIN_MIX_V2.items()}  # float = share of the file
 TRAIN_MIX_V3.update({"snli_dev.jsonl": None, "mnli_dev_matched.jsonl": None})  # all: SNLI / MNLI must not slip
 
-MIXES = {"v1": (TRAIN_MIX, QMSUM_TRAIN), "v2": (TRAIN_MIX_V2, QMSUM_TRAIN_V2), "v3": (TRAIN_MIX_V3, QMSUM_TRAIN_V2)}
+# "v5" (second support round, continued from v3's result): v3 plus claim-vs-evidence fact checking (FEVER-NLI
+# binary dev, CC BY-SA 3.0, deduplicated against the held-out FEVER-symmetric test claims; Fool Me Twice dev,
+# Apache-2.0) and the larger support pair file (SUPPORT_V5=1 build_support_pairs.py: more abstractive sentences,
+# two wrong-span windows each).
+TRAIN_MIX_V5 = dict(TRAIN_MIX_V3)
+TRAIN_MIX_V5.update({"fever_nli_binary_dev_2way.jsonl": 4000, "fm2_dev.jsonl": None})
+SUPPORT_PAIRS_V5 = os.environ.get("SUPPORT_PAIRS_V5", os.path.join(HERE, "out", "support_pairs_v5.jsonl"))
+
+MIXES = {"v1": (TRAIN_MIX, QMSUM_TRAIN), "v2": (TRAIN_MIX_V2, QMSUM_TRAIN_V2), "v3": (TRAIN_MIX_V3, QMSUM_TRAIN_V2),
+         "v5": (TRAIN_MIX_V5, QMSUM_TRAIN_V2)}
 
 
 def read(path):
@@ -88,14 +97,20 @@ def load_train_mix(seed=42, mix="v1"):
             rows = rng.sample(rows, int(len(rows) * n))
         elif n is not None and n < len(rows):
             rows = rng.sample(rows, n)
+        if fn.startswith("fever_nli_binary"):
+            # FEVER-symmetric test is held out: drop claims it shares
+            held = {x["hypothesis"].strip().lower() for x in read(os.path.join(NLI, "fever_symmetric_v02_test.jsonl"))}
+            rows = [r for r in rows if r["hypothesis"].strip().lower() not in held]
         for r in rows:
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
-    calib = set()
-    if mix == "v3":
+    if mix in ("v3", "v5"):
         from build_support_pairs import calib_meeting
         qrows = [r for r in read(qmsum) if not calib_meeting(r["meeting"])]
         qrows = rng.sample(qrows, len(qrows) // 2)
-        for r in read(SUPPORT_PAIRS) * 2:
+        srows = read(SUPPORT_PAIRS if mix == "v3" else SUPPORT_PAIRS_V5)
+        if mix == "v5":  # two wrong-span windows per sentence: one more copy of its supported window
+            srows += [r for r in srows if r.get("kind") == "span"]
+        for r in srows * 2:
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_support"})
     else:
         qrows = read(qmsum)
@@ -113,7 +128,7 @@ def load_dev_mix(seed=42, n_qmsum=300, mix="v1"):
     for fn in ["cad_snli_original_dev.jsonl", "dnli2024_dev.jsonl"]:
         for r in read(os.path.join(NLI, fn)):
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
-    if mix == "v3":
+    if mix in ("v3", "v5"):
         # QMSum val is the support evaluation's: never used for checkpoint selection from v3 on
         for r in read(SUPPORT_DEV):
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "support_dev"})

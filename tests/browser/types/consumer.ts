@@ -38,7 +38,7 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   const probs: Probs[] = verifier.score(pairs);
   const scored = verifier.verify(answer, ctx.sources, { scores: pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i]! })) });
   verifier.free();
-  const pool = await VerifierPool.create(same, { size: 2, workerUrl: '/assets/pool-worker.js', wasmUrl: new URL('https://example.com/x.wasm') });
+  const pool = await VerifierPool.create(same, { size: 2, workerUrl: '/assets/pool-worker.js', wasmUrl: { href: 'https://example.com/x.wasm' } });
   const pooled: Report = await pool.verify(answer, ctx.sources);
   pool.terminate();
   const worker = await VerifierWorker.load(modelFiles, { sizes, sha256, workers: 'auto', workerUrl: '/w.js', wasmUrl: '/m.wasm', onProgress: (p) => p.file });

@@ -89,7 +89,7 @@ rm -f "$OUT/.gitignore"
 # sizes and SHA-256 digests computed here from whatever models/ holds now.
 MODEL_OUT=$ROOT/pkg-model
 rm -rf "$MODEL_OUT" && mkdir -p "$MODEL_OUT"
-find models -maxdepth 1 -type f -exec cp {} "$MODEL_OUT/" \;
+find models -maxdepth 1 -type f ! -name '.*' -exec cp {} "$MODEL_OUT/" \;
 for need in tokenizer.json config.json MODEL_CARD.md LICENSE NOTICE.md; do
   [ -f "$MODEL_OUT/$need" ] || { echo "error: models/$need is missing (the model package ships it)" >&2; exit 1; }
 done

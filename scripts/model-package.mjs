@@ -40,7 +40,7 @@ const pkg = {
 };
 writeFileSync(path.join(dir, 'package.json'), JSON.stringify(pkg, null, 2) + '\n');
 
-const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+const mb = (n) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : `${(n / 1e3).toFixed(1)} kB`);
 const rows = Object.entries(files).map(([k, f]) => `| \`${f.name}\` | ${k} | ${f.bytes.toLocaleString('en')} bytes (${mb(f.bytes)}) | \`${f.sha256}\` |`);
 writeFileSync(path.join(dir, 'README.md'), `# ${NAME}
 

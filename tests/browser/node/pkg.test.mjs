@@ -55,6 +55,36 @@ test('package.json and node entry point', async () => {
   assert.equal(n.parseAnswer('{"claims":[]}').claims.length, 0);
 });
 
+// What `npm pack` puts in the two packages (no network: --dry-run): the licences in meetcite; the
+// weights, tokenizer, config, model card, licence and notice in the model package, whose manifest
+// matches the files it ships.
+test('npm pack: licences in meetcite; weights, tokenizer, config, MODEL_CARD, LICENSE, NOTICE in meetcite-model-minilm', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { createHash } = await import('node:crypto');
+  const packed = (dir) => JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0].files.map((f) => f.path);
+  const main = packed(PKG);
+  for (const f of ['LICENSE-MIT', 'LICENSE-APACHE', 'README.md', 'meetcite_bg.wasm', 'worker.js', 'worker-thread.js', 'model.js', 'pool-worker.js']) assert.ok(main.includes(f), `meetcite packs ${f}: ${main}`);
+  const MODEL_PKG = path.join(ROOT, 'pkg-model');
+  const model = packed(MODEL_PKG);
+  const { MANIFEST } = await import(path.join(MODEL_PKG, 'manifest.js'));
+  for (const f of [MANIFEST.files.model.name, 'tokenizer.json', 'config.json', 'MODEL_CARD.md', 'LICENSE', 'NOTICE.md', 'index.js', 'node.js', 'load.js', 'manifest.js', 'index.d.ts']) assert.ok(model.includes(f), `the model package packs ${f}: ${model}`);
+  assert.match(readFileSync(path.join(MODEL_PKG, 'LICENSE'), 'utf8'), /Apache License/);
+  assert.match(readFileSync(path.join(MODEL_PKG, 'NOTICE.md'), 'utf8'), /CC BY-SA/);
+  // the manifest describes the shipped bytes, which are the ones in models/
+  for (const f of Object.values(MANIFEST.files)) {
+    const bytes = readFileSync(path.join(MODEL_PKG, f.name));
+    assert.equal(bytes.length, f.bytes, f.name);
+    assert.equal(createHash('sha256').update(bytes).digest('hex'), f.sha256, f.name);
+    assert.ok(readFileSync(path.join(ROOT, 'models', f.name)).equals(bytes), `${f.name} is the file in models/`);
+  }
+  // in Node the model package reads its files from disk, and they load
+  const { loadModel } = await import(path.join(MODEL_PKG, 'node.js'));
+  const files = await loadModel();
+  const v = await m.Verifier.load(files);
+  assert.equal(v.config.max_length, 256);
+  v.free();
+});
+
 test('matchQuote returns UTF-16 offsets (emoji before the quote)', () => {
   const quote = 'ten percent discount for annual plans';
   const r = m.matchQuote(EMOJI_TEXT, quote);

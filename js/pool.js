@@ -22,6 +22,9 @@ function spawn(workerUrl) {
   return new Worker(workerUrl, { type: 'module' });
 }
 
+// a URL given as a string, a `URL` or anything with an `href`
+const urlOf = (v) => (v != null && typeof v === 'object' && typeof v.href === 'string' ? v.href : v);
+
 function coded(code, message, name) {
   const e = new Error(message);
   e.code = code;
@@ -126,12 +129,12 @@ export class VerifierPool {
     if (!wasm) {
       const base = globalThis.location?.href;
       try {
-        wasm = await compileWasm(wasmUrl == null ? new URL('./meetcite_bg.wasm', import.meta.url) : new URL(wasmUrl, base));
+        wasm = await compileWasm(wasmUrl == null ? new URL('./meetcite_bg.wasm', import.meta.url) : new URL(urlOf(wasmUrl), base));
       } catch (e) {
         throw e.code ? e : coded('wasm', `could not compile meetcite_bg.wasm: ${e.message}`);
       }
     }
-    const pool = new VerifierPool(Array.from({ length: n }, () => new Channel(spawn(workerUrl == null ? undefined : new URL(workerUrl, globalThis.location?.href)))));
+    const pool = new VerifierPool(Array.from({ length: n }, () => new Channel(spawn(workerUrl == null ? undefined : new URL(urlOf(workerUrl), globalThis.location?.href)))));
     try {
       const infos = await Promise.all(pool.channels.map((c) => {
         const f = perWorker();

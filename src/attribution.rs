@@ -1,7 +1,7 @@
 //! Stage 5: attribution (a claim that names a person must match the speaker of the quoted words)
 //! and history (claims or sources about the same subject that disagree across meetings).
 
-use crate::text::{content_words, fold_word, number_values, raw_tokens};
+use crate::text::{content_words, fold_word, raw_tokens};
 
 const ROLE_WORDS: &[&str] = &[
     "manager",

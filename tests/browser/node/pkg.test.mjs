@@ -99,7 +99,7 @@ test('matchQuote returns UTF-16 offsets (emoji before the quote)', () => {
   // a wrong number is not a match
   const bad = m.matchQuote(EMOJI_TEXT, 'we agreed on a twenty percent discount');
   assert.equal(bad.matched, false);
-  assert.deepEqual(bad.missingNumbers, ['20%']);
+  assert.deepEqual(bad.missing_numbers, ['20%']);
 });
 
 test('matchQuote offsets around the end of the ASCII prefix (the conversion fast path)', () => {

@@ -130,7 +130,7 @@ const DOM_CHECK = (root) => {
   return bad;
 };
 
-test('package: renderHtml / renderMarkdown of a hostile report run nothing', { timeout: 120_000 }, async () => {
+test('package: renderHtml / renderMarkdown of a hostile report run nothing', { timeout: SLOW }, async () => {
   const page = await env.browser.context.newPage();
   const dialogs = [];
   page.on('dialog', (d) => {

@@ -34,10 +34,11 @@ if [ ! -x "$CHROMIUM_PATH" ]; then
 fi
 "$CHROMIUM_PATH" --version 2>/dev/null | head -1 || true
 
-step "node packages (playwright-core; never downloads browsers)"
+step "node packages (playwright-core, vite, typescript; never downloads browsers)"
 node --version
 cd tests/browser
-if [ ! -d node_modules/playwright-core ]; then
+# every package of package.json present, else install exactly the lock file's versions
+if ! node -e 'const p = require("./package.json"); for (const d of Object.keys({ ...p.dependencies, ...p.devDependencies })) require.resolve(d + "/package.json")' 2>/dev/null; then
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund || PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund
 fi
 cd "$ROOT"

@@ -1,13 +1,15 @@
 // Types of meetcite/pool (pool.js): a Verifier on several Web Workers.
-import type { ModelFiles, Probs, Report, Source, VerifyOptions } from './meetcite.js';
+import type { ModelConfig, ModelFiles, Probs, Report, Source, VerifyOptions } from './meetcite.js';
 
 export interface PoolOptions {
   /** Number of workers, each with its own wasm instance and model (default `navigator.hardwareConcurrency || 2`). */
   size?: number;
   /** Where meetcite_bg.wasm is (default: next to pool.js); fetched and compiled once, shared by the workers. */
-  wasmUrl?: string | URL;
-  /** meetcite_bg.wasm already compiled: used instead of `wasmUrl`. */
-  module?: WebAssembly.Module;
+  wasmUrl?: string | { readonly href: string };
+  /** Where pool-worker.js is (default: next to pool.js; bundlers that recognise `new Worker(new URL(...))` find it). */
+  workerUrl?: string | { readonly href: string };
+  /** meetcite_bg.wasm already compiled (a `WebAssembly.Module`): used instead of `wasmUrl`. */
+  module?: object;
 }
 
 /** The NLI model on `size` Web Workers; `verify` splits the NLI pairs of one answer across them. */
@@ -17,7 +19,7 @@ export declare class VerifierPool {
   /** Number of workers. */
   readonly size: number;
   /** The model's config (as `Verifier#config`). */
-  readonly config: { name: string; maxLength: number; id2label: Record<string, string>; inputs: string[]; thresholds: { entailment: number; contradiction: number } };
+  readonly config: ModelConfig;
   /** Same report as `Verifier#verify`: worker 0 plans, all workers score, worker 0 verifies with the scores. */
   verify(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<Report>;
   /** The pairs `verify` scores for this answer (`Verifier#plan` on worker 0). */

@@ -13,8 +13,17 @@
 // Browsers only (Web Workers with `type: 'module'`). Errors reject with an Error whose `code` is
 // the wasm error's code (`invalid_json`, `model`, ...) or `worker` / `terminated` / `wasm`.
 
-const WORKER_URL = new URL('./pool-worker.js', import.meta.url);
-const WASM_URL = new URL('./meetcite_bg.wasm', import.meta.url);
+// Bundlers: the workers start with `new Worker(new URL('./pool-worker.js', import.meta.url), {type:
+// 'module'})`, the literal form Vite and webpack recognise and bundle as a worker (with its import of
+// meetcite.js). A URL kept in a variable is treated as a plain asset instead: Vite inlined it as a
+// data: URL whose `import './meetcite.js'` cannot resolve. `workerUrl` overrides it.
+function spawn(workerUrl) {
+  if (workerUrl == null) return new Worker(new URL('./pool-worker.js', import.meta.url), { type: 'module' });
+  return new Worker(workerUrl, { type: 'module' });
+}
+
+// a URL given as a string, a `URL` or anything with an `href`
+const urlOf = (v) => (v != null && typeof v === 'object' && typeof v.href === 'string' ? v.href : v);
 
 function coded(code, message, name) {
   const e = new Error(message);
@@ -101,10 +110,12 @@ export function balance(costs, n) {
 export class VerifierPool {
   /**
    * @param files `{model, tokenizer, config}` as for `Verifier.load`; each worker gets a copy.
-   * @param options `{size = navigator.hardwareConcurrency || 2, wasmUrl, module}`: `module`, a
-   *   compiled `WebAssembly.Module` of meetcite_bg.wasm, saves fetching and compiling it again.
+   * @param options `{size = navigator.hardwareConcurrency || 2, wasmUrl, workerUrl, module}`:
+   *   `module`, a compiled `WebAssembly.Module` of meetcite_bg.wasm, saves fetching and compiling it
+   *   again; `wasmUrl` / `workerUrl` say where meetcite_bg.wasm / pool-worker.js are when a bundler
+   *   or a CDN moved them.
    */
-  static async create(files, { size, wasmUrl, module } = {}) {
+  static async create(files, { size, wasmUrl, workerUrl, module } = {}) {
     if (typeof Worker === 'undefined') throw coded('unsupported', 'VerifierPool needs Web Workers');
     if (!files || typeof files !== 'object') throw coded('invalid_input', 'load() takes {model, tokenizer, config}');
     const n = Math.max(1, Math.floor(Number(size ?? (globalThis.navigator?.hardwareConcurrency || 2)) || 1));
@@ -118,12 +129,12 @@ export class VerifierPool {
     if (!wasm) {
       const base = globalThis.location?.href;
       try {
-        wasm = await compileWasm(new URL(wasmUrl ?? WASM_URL, base));
+        wasm = await compileWasm(wasmUrl == null ? new URL('./meetcite_bg.wasm', import.meta.url) : new URL(urlOf(wasmUrl), base));
       } catch (e) {
         throw e.code ? e : coded('wasm', `could not compile meetcite_bg.wasm: ${e.message}`);
       }
     }
-    const pool = new VerifierPool(Array.from({ length: n }, () => new Channel(new Worker(WORKER_URL, { type: 'module' }))));
+    const pool = new VerifierPool(Array.from({ length: n }, () => new Channel(spawn(workerUrl == null ? undefined : new URL(urlOf(workerUrl), globalThis.location?.href)))));
     try {
       const infos = await Promise.all(pool.channels.map((c) => {
         const f = perWorker();

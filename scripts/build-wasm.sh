@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the meetcite WebAssembly package (pkg/) and assemble the demo site (www/).
 #
-#   scripts/build-wasm.sh            # release build -> pkg/ + www/{pkg,models,data}
+#   scripts/build-wasm.sh            # release build -> pkg/ (npm meetcite), pkg-model/ (npm
+#                                    # meetcite-model-minilm) + www/{pkg,models,data}
 #   SKIP_CARGO=1 scripts/build-wasm.sh   # only re-run wasm-bindgen and the copies
 #
 # Cargo profile `wasm-release` (Cargo.toml): dependencies at opt-level z except tract-linalg's
@@ -56,8 +57,12 @@ if [ -n "${MEETCITE_WASM_OPT:-}" ] && command -v wasm-opt >/dev/null 2>&1; then
     || echo "warning: wasm-opt failed; keeping the unoptimised module" >&2
 fi
 
-# options arguments are optional (wasm-bindgen drops the `?` when a parameter type is given)
-sed -E -i 's/\b(opts|gold): (ContextOptions|MatchOptions|VerifyOptions|RenderOptions|Gold)\)/\1?: \2)/' "$OUT/meetcite.d.ts"
+# The declarations must compile with `tsc --strict` without the DOM lib, without esnext.disposable
+# and without skipLibCheck (a Node or worker project): the glue's init() types name DOM types
+# (RequestInfo, Response, URL, BufferSource, WebAssembly.Module) and every class gets a
+# `[Symbol.dispose]()`. Both are rewritten to structural types; the runtime is unchanged. Optional
+# trailing arguments get their `?` back (wasm-bindgen drops it when a parameter type is given).
+node scripts/fix-dts.mjs "$OUT/meetcite.d.ts"
 
 # npm manifest from the template, version from Cargo.toml
 version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
@@ -72,17 +77,35 @@ export * from './meetcite.js';
 export { default } from './meetcite.js';
 JS
 cp "$OUT/meetcite.d.ts" "$OUT/node.d.ts"
-# VerifierPool (meetcite/pool): the NLI model on several Web Workers (sources in js/)
-cp js/pool.js js/pool-worker.js js/pool.d.ts "$OUT/"
-[ -f README.md ] && cp README.md "$OUT/README.md" || true
-for l in LICENSE-MIT LICENSE-APACHE LICENSE; do [ -f "$l" ] && cp "$l" "$OUT/"; done
+# meetcite/pool (the NLI model on several Web Workers), meetcite/worker (everything in a Web
+# Worker, promise API), meetcite/model (fetch the model files with progress and the Cache API):
+# sources in js/
+cp js/pool.js js/pool-worker.js js/pool.d.ts js/worker.js js/worker-thread.js js/worker.d.ts js/model.js js/model.d.ts "$OUT/"
+cp README.md LICENSE-MIT LICENSE-APACHE "$OUT/"
 rm -f "$OUT/.gitignore"
+
+# The model as a package (pkg-model/ -> npm `meetcite-model-minilm`): every file at the top of
+# models/ (weights, tokenizer, config, model card, licence, notice), the loader, and a manifest of
+# sizes and SHA-256 digests computed here from whatever models/ holds now.
+MODEL_OUT=$ROOT/pkg-model
+rm -rf "$MODEL_OUT" && mkdir -p "$MODEL_OUT"
+find models -maxdepth 1 -type f ! -name '.*' -exec cp {} "$MODEL_OUT/" \;
+for need in tokenizer.json config.json MODEL_CARD.md LICENSE NOTICE.md; do
+  [ -f "$MODEL_OUT/$need" ] || { echo "error: models/$need is missing (the model package ships it)" >&2; exit 1; }
+done
+onnx=$(cd "$MODEL_OUT" && ls *.onnx)
+[ "$(echo "$onnx" | wc -l)" = 1 ] || { echo "error: expected exactly one .onnx file in models/, found: $onnx" >&2; exit 1; }
+for f in index.js node.js index.d.ts; do sed "s/nli-minilm-l6-int8\.onnx/$onnx/g" "js/model-pkg/$f" > "$MODEL_OUT/$f"; done
+cp js/model.js "$MODEL_OUT/load.js"
+cp js/model.d.ts "$MODEL_OUT/load.d.ts"
+cp LICENSE-MIT LICENSE-APACHE "$MODEL_OUT/"
+node scripts/model-package.mjs "$MODEL_OUT" "$onnx" "$version"
 
 # Demo site: package, model files, example data (all generated; www/.gitignore lists them).
 rm -rf "$WWW/pkg" "$WWW/models" "$WWW/data"
 mkdir -p "$WWW/pkg" "$WWW/models" "$WWW/data"
-cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$OUT/pool.js" "$OUT/pool-worker.js" "$WWW/pkg/"
-cp models/nli-minilm-l6-int8.onnx models/tokenizer.json models/config.json "$WWW/models/"
+cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$OUT/pool.js" "$OUT/pool-worker.js" "$OUT/worker.js" "$OUT/worker-thread.js" "$OUT/model.js" "$WWW/pkg/"
+cp "$MODEL_OUT/$onnx" "$MODEL_OUT/tokenizer.json" "$MODEL_OUT/config.json" "$WWW/models/"
 # every tests/fixtures/NAME_chunks.json with a NAME_answer.json becomes an example; index in examples.json
 names=()
 for f in "$FIXTURES"/*_chunks.json; do

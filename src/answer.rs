@@ -10,6 +10,7 @@ pub const MAX_CLAIMS: usize = 10_000;
 
 /// A well-formed claim. `source` is the number `n` of `Sn`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Claim {
     pub index: usize,
     pub text: String,
@@ -19,6 +20,7 @@ pub struct Claim {
 
 /// A claim that could not be read; `index` is its position in `claims`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 #[error("claims[{index}].{field}: {problem}")]
 pub struct ClaimError {
     pub index: usize,
@@ -59,6 +61,7 @@ impl AnswerError {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ParsedAnswer {
     pub claims: Vec<Claim>,
     pub errors: Vec<ClaimError>,

@@ -1,7 +1,7 @@
 //! Stage 5: attribution (a claim that names a person must match the speaker of the quoted words)
 //! and history (claims or sources about the same subject that disagree across meetings).
 
-use crate::text::{content_words, fold_word, number_values, raw_tokens};
+use crate::text::{content_words, fold_word, raw_tokens};
 
 const ROLE_WORDS: &[&str] = &[
     "manager",
@@ -82,19 +82,13 @@ pub fn speaker_mismatch(claim: &str, quoted: &str, actual: &[String], candidates
     (!unexplained.is_empty()).then_some(unexplained)
 }
 
-/// Do two statements talk about the same subject? Share at least two content words, or half of
-/// the smaller set.
-pub fn same_subject(a: &str, b: &str) -> bool {
-    let (wa, wb) = (subject_words(a), subject_words(b));
-    same_subject_counts(wa.intersection(&wb).count(), wa.len(), wb.len())
-}
-
-/// The stemmed content words [`same_subject`] compares.
+/// The stemmed content words that [`same_subject_counts`] compares.
 pub fn subject_words(text: &str) -> std::collections::BTreeSet<String> {
     content_words(text).into_iter().map(|w| stem(&w)).collect()
 }
 
-/// [`same_subject`] from the number of shared subject words and the sizes of both sets.
+/// Do two statements talk about the same subject, given the number of [`subject_words`] they
+/// share and the sizes of both sets? Share at least two, or half of the smaller set.
 pub fn same_subject_counts(shared: usize, len_a: usize, len_b: usize) -> bool {
     let small = len_a.min(len_b);
     small > 0 && (shared >= 2 || 2 * shared >= small.max(2))
@@ -112,13 +106,6 @@ fn stem(w: &str) -> String {
     w
 }
 
-/// Do two statements state different figures? Both have numbers and share none.
-pub fn numbers_disagree(a: &str, b: &str) -> bool {
-    let na = number_values(a);
-    let nb = number_values(b);
-    !na.is_empty() && !nb.is_empty() && !na.iter().any(|x| nb.contains(x))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,11 +121,17 @@ mod tests {
         assert_eq!(speaker_mismatch("Luis will send the deck", "Luis will send the deck", &["Dana Okafor".into()], &c), None);
     }
 
+    // (the history check in verify.rs compares these sets; tests/verify.rs runs it end to end)
     #[test]
-    fn subjects_and_figures() {
-        assert!(same_subject("The pilot discount is ten percent", "We set the pilot discount at five percent"));
-        assert!(!same_subject("The pilot discount is ten percent", "The remote control has a yellow case"));
-        assert!(numbers_disagree("discount of ten percent", "discount of 5%"));
-        assert!(!numbers_disagree("discount of ten percent", "a 10% discount"));
+    fn subjects() {
+        let shared = |a: &str, b: &str| {
+            let (wa, wb) = (subject_words(a), subject_words(b));
+            same_subject_counts(wa.intersection(&wb).count(), wa.len(), wb.len())
+        };
+        assert!(subject_words("The discounts were agreed").contains("discount"), "stemmed");
+        assert!(shared("The pilot discount is ten percent", "We set the pilot discount at five percent"));
+        assert!(!shared("The pilot discount is ten percent", "The remote control has a yellow case"));
+        // one shared word is enough only when the smaller set has at most two words
+        assert!(same_subject_counts(1, 2, 9) && !same_subject_counts(1, 3, 9) && !same_subject_counts(0, 0, 0));
     }
 }

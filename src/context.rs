@@ -1,269 +1,15 @@
-//! Stage 1: the data model and the context builder. Permission filter first, then
-//! de-duplication, ordering, numbering `S1..Sn`, neutralising spoofed markers, and the prompt.
+//! Stage 1: the context builder. Permission filter first, then de-duplication, ordering,
+//! numbering `S1..Sn`, neutralising spoofed markers, and the prompt. The data model it reads
+//! lives in [`crate::chunk`] (re-exported here under its old paths).
 
+use crate::chunk::PositionEncoding;
+pub use crate::chunk::{from_json, parse_chunks, replace_lone_surrogate_escapes, Chunk, InputError, Turn, Word, MAX_CHUNKS, MAX_CHUNK_BYTES};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// One speaker turn inside a chunk; `text_start`/`text_end` are UTF-8 byte offsets into the chunk text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Turn {
-    pub speaker: String,
-    pub start: f64,
-    pub end: f64,
-    pub text_start: usize,
-    pub text_end: usize,
-}
-
-/// A word with its timing (WhisperX style). `offset` (UTF-8 bytes into the chunk text) is found by
-/// sequential search when absent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Word {
-    pub word: String,
-    pub start: f64,
-    pub end: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset: Option<usize>,
-}
-
-/// A retrieved transcript chunk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Chunk {
-    pub id: String,
-    pub meeting_id: String,
-    pub meeting_title: String,
-    /// ISO `YYYY-MM-DD`.
-    pub date: String,
-    pub start: f64,
-    pub end: f64,
-    #[serde(default)]
-    pub speakers: Vec<String>,
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recording_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turns: Option<Vec<Turn>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub words: Option<Vec<Word>>,
-    /// Who may see this chunk; `None` means everyone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acl: Option<Vec<String>>,
-    /// Retrieval relevance (higher is stronger); absent means "retrieval order".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<f64>,
-}
-
-/// Defects of input data (chunks, context files).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum InputError {
-    #[error("invalid JSON at {path}: {message}")]
-    Json { path: String, message: String },
-    #[error("chunk {index} ({id}): {message}")]
-    InvalidChunk { index: usize, id: String, message: String },
-    #[error("duplicate chunk id {id:?} (chunks {first} and {second}) with different content")]
-    DuplicateId { id: String, first: usize, second: usize },
-    #[error("input too large: {what} is {size}, limit {limit}")]
-    TooLarge { what: String, size: usize, limit: usize },
-}
-
-impl InputError {
-    pub fn code(&self) -> &'static str {
-        match self {
-            InputError::Json { .. } => "invalid_json",
-            InputError::InvalidChunk { .. } => "invalid_chunk",
-            InputError::DuplicateId { .. } => "duplicate_id",
-            InputError::TooLarge { .. } => "too_large",
-        }
-    }
-}
-
-/// Documented limits.
-pub const MAX_CHUNK_BYTES: usize = 16 * 1024 * 1024;
-pub const MAX_CHUNKS: usize = 10_000;
-
-/// Replace JSON escapes of lone UTF-16 surrogates (`"\ud800"`, a `\udc00` without its high half)
-/// by `\ufffd`, which has the same length, so error positions do not move. `JSON.stringify` and
-/// Python's `json.dumps` write such escapes for strings with a broken surrogate pair (a truncated
-/// emoji), and serde_json rejects them: one broken character would lose the whole answer or chunk
-/// list. wasm-bindgen makes the same replacement for raw lone surrogates in JS strings.
-pub fn replace_lone_surrogate_escapes(json: &str) -> std::borrow::Cow<'_, str> {
-    if !json.contains("\\u") {
-        return std::borrow::Cow::Borrowed(json);
-    }
-    let b = json.as_bytes();
-    let hex4 = |i: usize| -> Option<u32> {
-        let h = b.get(i..i + 4)?;
-        h.iter().all(u8::is_ascii_hexdigit).then(|| h.iter().fold(0, |v, &c| v * 16 + (c as char).to_digit(16).unwrap()))
-    };
-    let mut out: Option<Vec<u8>> = None;
-    let mut i = 0;
-    while i + 1 < b.len() {
-        if b[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        match (b[i + 1], hex4(i + 2)) {
-            (b'u', Some(u)) if (0xD800..0xDC00).contains(&u) => {
-                let low = b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') && hex4(i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
-                if low {
-                    i += 12;
-                    continue;
-                }
-                out.get_or_insert_with(|| b.to_vec())[i..i + 6].copy_from_slice(b"\\ufffd");
-                i += 6;
-            }
-            (b'u', Some(u)) if (0xDC00..0xE000).contains(&u) => {
-                out.get_or_insert_with(|| b.to_vec())[i..i + 6].copy_from_slice(b"\\ufffd");
-                i += 6;
-            }
-            (b'u', Some(_)) => i += 6,
-            _ => i += 2, // any other escape, including `\\`
-        }
-    }
-    match out {
-        // only ASCII was replaced by ASCII
-        Some(v) => std::borrow::Cow::Owned(String::from_utf8(v).expect("still UTF-8")),
-        None => std::borrow::Cow::Borrowed(json),
-    }
-}
-
-/// Parse JSON into `T`, reporting the field path of the first defect. Lone surrogate escapes
-/// become U+FFFD first ([`replace_lone_surrogate_escapes`]).
-pub fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, InputError> {
-    let json = replace_lone_surrogate_escapes(json);
-    let de = &mut serde_json::Deserializer::from_str(&json);
-    serde_path_to_error::deserialize(de).map_err(|e| InputError::Json { path: e.path().to_string(), message: e.inner().to_string() })
-}
-
-/// Parse chunks: a JSON array, or an object with a `chunks` array. Every chunk is validated.
-pub fn parse_chunks(json: &str) -> Result<Vec<Chunk>, InputError> {
-    #[derive(Deserialize)]
-    struct Wrapped {
-        chunks: Vec<Chunk>,
-    }
-    let chunks = if json.trim_start().starts_with('[') { from_json::<Vec<Chunk>>(json)? } else { from_json::<Wrapped>(json)?.chunks };
-    validate_chunks(&chunks)?;
-    Ok(chunks)
-}
-
-fn valid_date(d: &str) -> bool {
-    let b = d.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    let num = |s: &str| s.parse::<u32>().ok();
-    match (num(&d[0..4]), num(&d[5..7]), num(&d[8..10])) {
-        (Some(_), Some(m), Some(day)) => (1..=12).contains(&m) && (1..=31).contains(&day),
-        _ => false,
-    }
-}
-
-impl Chunk {
-    /// Check one chunk; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.id.trim().is_empty() {
-            return Err("id is empty".into());
-        }
-        if !valid_date(&self.date) {
-            return Err(format!("date {:?} is not YYYY-MM-DD", self.date));
-        }
-        if !self.start.is_finite() || !self.end.is_finite() || self.start < 0.0 {
-            return Err(format!("start/end must be finite and non-negative (got {} / {})", self.start, self.end));
-        }
-        if self.end < self.start {
-            return Err(format!("end {} is before start {}", self.end, self.start));
-        }
-        if self.text.trim().is_empty() {
-            return Err("text is empty".into());
-        }
-        if self.text.len() > MAX_CHUNK_BYTES {
-            return Err(format!("text is {} bytes, limit {MAX_CHUNK_BYTES}", self.text.len()));
-        }
-        if let Some(turns) = &self.turns {
-            for (i, t) in turns.iter().enumerate() {
-                if t.text_start > t.text_end || t.text_end > self.text.len() {
-                    return Err(format!("turns[{i}]: offsets {}..{} outside text of {} bytes", t.text_start, t.text_end, self.text.len()));
-                }
-                if !self.text.is_char_boundary(t.text_start) || !self.text.is_char_boundary(t.text_end) {
-                    return Err(format!("turns[{i}]: offsets {}..{} not on character boundaries", t.text_start, t.text_end));
-                }
-                if !t.start.is_finite() || !t.end.is_finite() || t.start < 0.0 || t.end < t.start {
-                    return Err(format!("turns[{i}]: bad times {} / {}", t.start, t.end));
-                }
-            }
-        }
-        if let Some(words) = &self.words {
-            for (i, w) in words.iter().enumerate() {
-                if !w.start.is_finite() || !w.end.is_finite() || w.start < 0.0 || w.end < w.start {
-                    return Err(format!("words[{i}]: bad times {} / {}", w.start, w.end));
-                }
-                if let Some(o) = w.offset {
-                    if o > self.text.len() || !self.text.is_char_boundary(o) {
-                        return Err(format!("words[{i}]: offset {o} not a character boundary of the text"));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Can `viewer` see this chunk? No ACL: everyone. An ACL and no viewer: nobody.
-    pub fn visible_to(&self, viewer: Option<&str>) -> bool {
-        match (&self.acl, viewer) {
-            (None, _) => true,
-            (Some(acl), Some(v)) => acl.iter().any(|a| a == v),
-            (Some(_), None) => false,
-        }
-    }
-
-    /// Byte offsets of each word: given, or found by sequential case-insensitive search.
-    pub fn word_offsets(&self) -> Vec<(usize, f64)> {
-        let Some(words) = &self.words else { return Vec::new() };
-        let lower = self.text.to_lowercase();
-        let same_len = lower.len() == self.text.len();
-        let mut cursor = 0;
-        let mut out = Vec::with_capacity(words.len());
-        for w in words {
-            if let Some(o) = w.offset {
-                out.push((o, w.start));
-                cursor = o;
-                continue;
-            }
-            let needle = w.word.trim().to_lowercase();
-            if needle.is_empty() || !same_len {
-                continue;
-            }
-            if let Some(p) = lower[cursor..].find(&needle) {
-                let o = cursor + p;
-                out.push((o, w.start));
-                cursor = o + needle.len();
-            }
-        }
-        out
-    }
-}
-
-fn validate_chunks(chunks: &[Chunk]) -> Result<(), InputError> {
-    if chunks.len() > MAX_CHUNKS {
-        return Err(InputError::TooLarge { what: "chunk count".into(), size: chunks.len(), limit: MAX_CHUNKS });
-    }
-    for (i, c) in chunks.iter().enumerate() {
-        c.validate().map_err(|message| InputError::InvalidChunk { index: i, id: c.id.clone(), message })?;
-    }
-    let mut seen: std::collections::HashMap<&str, usize> = Default::default();
-    for (i, c) in chunks.iter().enumerate() {
-        if let Some(&j) = seen.get(c.id.as_str()) {
-            if chunks[j] != *c {
-                return Err(InputError::DuplicateId { id: c.id.clone(), first: j, second: i });
-            }
-        } else {
-            seen.insert(&c.id, i);
-        }
-    }
-    Ok(())
-}
-
 /// How sources are ordered in the prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// Retrieval order, strongest evidence first and last (counters lost-in-the-middle).
@@ -274,6 +20,7 @@ pub enum Order {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 #[serde(default)]
 pub struct ContextOptions {
     pub order: Order,
@@ -287,15 +34,19 @@ pub struct ContextOptions {
 
 /// A numbered source: the lookup table entry `S2 -> chunk`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Source {
     pub label: String,
     pub chunk: Chunk,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Context {
     pub prompt: String,
     pub instructions: String,
+    /// The JSON schema of the answer the LLM must produce.
+    #[cfg_attr(feature = "wasm", tsify(type = "Record<string, unknown>"))]
     pub schema: serde_json::Value,
     pub sources: Vec<Source>,
     /// Ids of chunks dropped by the token budget or as duplicates (never those hidden by the ACL).
@@ -492,6 +243,21 @@ pub fn build_context(chunks: &[Chunk], opts: &ContextOptions) -> Context {
         prompt.push('\n');
     }
     Context { prompt, instructions: INSTRUCTIONS.to_string(), schema: answer_schema(), sources, dropped }
+}
+
+/// Read a lookup table (`[{label, chunk}]`, or a [`Context`]-like `{"sources": [...]}`) whose
+/// chunk offsets are counted in `enc`; offsets become UTF-8 bytes and every chunk is validated.
+pub fn parse_sources(json: &str, enc: PositionEncoding) -> Result<Vec<Source>, InputError> {
+    #[derive(Deserialize)]
+    struct Wrapped {
+        sources: Vec<Source>,
+    }
+    let mut sources = if json.trim_start().starts_with('[') { from_json::<Vec<Source>>(json)? } else { from_json::<Wrapped>(json)?.sources };
+    for (index, s) in sources.iter_mut().enumerate() {
+        let checked = s.chunk.decode_offsets(enc).and_then(|()| s.chunk.validate());
+        checked.map_err(|message| InputError::InvalidChunk { index, id: format!("{}: {}", s.label, s.chunk.id), message })?;
+    }
+    Ok(sources)
 }
 
 /// Find a source by label in a lookup table.

@@ -2,12 +2,13 @@
 //! per claim: a claim is recalled when its citation supports it; a citation is precise when it
 //! supports its claim), quote match rate, timestamp error against gold times, abstention.
 
-use crate::verify::{Report, Status};
+use crate::report::{Report, Status};
 use serde::{Deserialize, Serialize};
 
 /// Optional gold data: per claim index, the true time of the quoted words (seconds), and
 /// whether the question is answerable at all.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 #[serde(default)]
 pub struct Gold {
     pub times: Vec<Option<f64>>,
@@ -15,6 +16,7 @@ pub struct Gold {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Metrics {
     pub claims: usize,
     pub citation_recall: f64,

@@ -41,6 +41,7 @@ pub use crate::verify::{Probs, Thresholds};
 
 /// `models/config.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null, hashmap_as_object, rename = "ModelConfig"))]
 pub struct NliConfig {
     #[serde(default)]
     pub name: String,
@@ -52,11 +53,14 @@ pub struct NliConfig {
     #[serde(default)]
     pub thresholds: Thresholds,
     #[serde(default)]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub model_file: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
     pub tokenizer_file: Option<String>,
     /// The support score's weights (see [`crate::support`]); absent: NLI entailment alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(type = "SupportConfig"))]
     pub support: Option<crate::support::SupportConfig>,
 }
 
@@ -197,9 +201,28 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
     n
 }
 
+/// `Err` with a message when `bytes` are empty or an HTML page instead of `what`.
+pub fn not_html_or_empty(bytes: &[u8], what: &str) -> Result<(), String> {
+    let start = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = &start[start.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(start.len())..];
+    if start.is_empty() {
+        return Err(format!("the file is empty, not {what}: check the URL or path"));
+    }
+    let head = String::from_utf8_lossy(&start[..start.len().min(64)]).to_ascii_lowercase();
+    if head.starts_with("<!doctype") || head.starts_with("<html") || head.starts_with("<head") || head.starts_with("<body") || head.starts_with("<!--") {
+        return Err(format!("got HTML, not {what}: check the URL (a missing file answered by a web page?)"));
+    }
+    Ok(())
+}
+
 impl NliModel {
     /// Load from the bytes of the ONNX file, `tokenizer.json` and `config.json`.
     pub fn from_bytes(model: &[u8], tokenizer: &[u8], config: &[u8]) -> Result<Self, NliError> {
+        // a wrong URL behind a web server or a dev server's fallback page arrives as HTML, a failed
+        // download as nothing: say so instead of reporting a protobuf or JSON decode error
+        not_html_or_empty(model, "an ONNX file").map_err(NliError::Model)?;
+        not_html_or_empty(tokenizer, "tokenizer.json").map_err(NliError::Tokenizer)?;
+        not_html_or_empty(config, "config.json").map_err(NliError::Config)?;
         let config: NliConfig = serde_json::from_slice(config).map_err(|e| NliError::Config(e.to_string()))?;
         let order = label_order(&config.id2label)?;
         let support = match &config.support {
@@ -344,8 +367,8 @@ impl NliModel {
 }
 
 impl crate::verify::Entail for NliModel {
-    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
-        self.score(pairs).map_err(|e| e.to_string())
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, crate::verify::EntailError> {
+        self.score(pairs).map_err(|e| crate::verify::EntailError { code: e.code(), message: e.to_string() })
     }
     fn thresholds(&self) -> Thresholds {
         self.config.thresholds

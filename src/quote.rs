@@ -18,6 +18,7 @@ pub const DEFAULT_MAX_GAP: usize = 24;
 pub const MAX_QUOTE_CHARS: usize = 1500;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 #[serde(default)]
 pub struct MatchOptions {
     pub threshold: f64,
@@ -30,8 +31,10 @@ impl Default for MatchOptions {
     }
 }
 
-/// Result of aligning a quote inside a text. Offsets are UTF-8 bytes into the text.
+/// Result of aligning a quote inside a text. `start`/`end` are offsets into the text: UTF-8 bytes in
+/// Rust, UTF-16 code units in JavaScript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct QuoteMatch {
     /// Score above threshold, numbers equal, not stitched.
     pub matched: bool,

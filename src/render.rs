@@ -1,71 +1,17 @@
 //! Stage 6b: deep links, HTML and Markdown. Every string that came from a transcript, a title, a
 //! speaker or an LLM answer is escaped; recording URLs must be http(s).
 
-use crate::text::clock;
-use crate::verify::{ClaimVerdict, Report, Status};
+use crate::report::{ClaimVerdict, Report, Status};
+// deep links moved to the report; their old paths keep working
+pub use crate::report::{day_month, deep_link, safe_url, url_at, DeepLink};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeepLink {
-    /// `Pricing sync, 12 April, 30:35, Dana Okafor`
-    pub label: String,
-    pub meeting_id: String,
-    pub seconds: u64,
-    /// The recording URL at that second; `None` when the chunk has none or it is not http(s).
-    pub url: Option<String>,
-}
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 #[serde(default)]
 pub struct RenderOptions {
     /// Show flagged claims (with their warnings); the `drop` policy already removed them.
     pub hide_flagged: bool,
-}
-
-const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-
-/// `2024-04-12` -> `12 April`.
-pub fn day_month(date: &str) -> String {
-    let m: Option<usize> = date.get(5..7).and_then(|m| m.parse().ok());
-    let d: Option<u32> = date.get(8..10).and_then(|d| d.parse().ok());
-    match (m, d) {
-        (Some(m @ 1..=12), Some(d)) => format!("{d} {}", MONTHS[m - 1]),
-        _ => date.to_string(),
-    }
-}
-
-/// Accept only absolute http(s) URLs without whitespace or control characters.
-pub fn safe_url(url: &str) -> bool {
-    let lower = url.trim_start().to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://"))
-        && !url.chars().any(|c| c.is_control() || c.is_whitespace() || c == '"' || c == '<' || c == '>')
-}
-
-/// The recording URL at `seconds`: `{t}` in the template is replaced; otherwise the media
-/// fragment `#t=N` is appended (or `&t=`/`?t=` when the template ends with `t=`).
-pub fn url_at(template: &str, seconds: u64) -> Option<String> {
-    if !safe_url(template) {
-        return None;
-    }
-    Some(if template.contains("{t}") {
-        template.replace("{t}", &seconds.to_string())
-    } else if template.ends_with("t=") {
-        format!("{template}{seconds}")
-    } else if template.contains('#') {
-        format!("{template}&t={seconds}")
-    } else {
-        format!("{template}#t={seconds}")
-    })
-}
-
-pub fn deep_link(title: &str, meeting_id: &str, date: &str, seconds: f64, speaker: Option<&str>, recording_url: Option<&str>) -> DeepLink {
-    let secs = if seconds.is_finite() && seconds > 0.0 { seconds.floor() as u64 } else { 0 };
-    let mut label = format!("{title}, {}, {}", day_month(date), clock(secs as f64));
-    if let Some(s) = speaker {
-        label.push_str(", ");
-        label.push_str(s);
-    }
-    DeepLink { label, meeting_id: meeting_id.to_string(), seconds: secs, url: recording_url.and_then(|u| url_at(u, secs)) }
 }
 
 /// HTML-escape text (also safe inside double- and single-quoted attributes).

@@ -1170,7 +1170,8 @@ mod tests {
         assert_eq!(line_turns(h).iter().map(|t| t.speaker.as_str()).collect::<Vec<_>>(), vec!["", "Dana Okafor"]);
         // a flattened transcript: inline labels after sentence ends
         let f = "Marketing: Is it easy to use ? Project Manager: I'm not sure . Marketing: Yeah . Note that: x";
-        let sp: Vec<&str> = line_turns(f).iter().map(|t| t.speaker.as_str()).collect();
+        let turns = line_turns(f);
+        let sp: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
         assert_eq!(sp, vec!["Marketing", "Project Manager", "Marketing"]);
         // a multi-byte character where the label search window ends is no panic
         let m = "Julie Morgan AM: Thank you, Chair. As a result, I have brought forward amendments — in this group.";

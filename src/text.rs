@@ -346,32 +346,6 @@ pub fn clock(seconds: f64) -> String {
     }
 }
 
-/// Convert a UTF-8 byte offset into a count of Unicode scalar values.
-pub fn byte_to_char(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())].chars().count()
-}
-
-/// Convert a UTF-8 byte offset into UTF-16 code units (the JS string index).
-pub fn byte_to_utf16(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())].chars().map(char::len_utf16).sum()
-}
-
-/// Convert a UTF-16 code unit offset into a UTF-8 byte offset; `None` if it falls inside a
-/// surrogate pair or past the end.
-pub fn utf16_to_byte(text: &str, units: usize) -> Option<usize> {
-    let mut u = 0;
-    for (b, c) in text.char_indices() {
-        if u == units {
-            return Some(b);
-        }
-        u += c.len_utf16();
-        if u > units {
-            return None;
-        }
-    }
-    (u == units).then_some(text.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,14 +367,5 @@ mod tests {
         assert_eq!(t, vec!["the", "price", "is", "ok"]);
         let t: Vec<String> = match_tokens("Don’t café").into_iter().map(|t| t.norm).collect();
         assert_eq!(t, vec!["dont", "cafe"]);
-    }
-
-    #[test]
-    fn utf16_roundtrip() {
-        let s = "a😀é\u{301}b";
-        for (b, _) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
-            assert_eq!(utf16_to_byte(s, byte_to_utf16(s, b)), Some(b));
-        }
-        assert_eq!(utf16_to_byte(s, 2), None);
     }
 }

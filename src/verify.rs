@@ -5,21 +5,16 @@ use crate::answer::{parse_answer, AnswerError, Claim};
 use crate::attribution::{same_subject_counts, speaker_mismatch, subject_words};
 use crate::context::{Chunk, Source};
 use crate::quote::{locate, Haystack, Location, MatchOptions, QuoteMatch};
-use crate::render::{deep_link, DeepLink};
+use crate::report::deep_link;
+// the report types lived here; their old paths keep working
+pub use crate::report::{ClaimVerdict, Conflict, Counts, NliScores, Policy, Probs, Reason, Report, Side, Status};
 use crate::support::{Evidence, NliPart, Support, SupportConfig};
 use crate::text::number_values;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
-/// Class probabilities of one (premise, hypothesis) pair.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Probs {
-    pub entailment: f64,
-    pub neutral: f64,
-    pub contradiction: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Thresholds {
     pub entailment: f64,
     pub contradiction: f64,
@@ -31,9 +26,24 @@ impl Default for Thresholds {
     }
 }
 
+/// Why an NLI model could not score pairs. `code` is the model's own stable code
+/// (`claim_too_long`, `inference`, ...), so callers see the cause, not just `nli_failed`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct EntailError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<String> for EntailError {
+    fn from(message: String) -> Self {
+        EntailError { code: "nli_failed", message }
+    }
+}
+
 /// What the verifier needs from an NLI model ([`crate::nli::NliModel`] implements it).
 pub trait Entail {
-    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String>;
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, EntailError>;
     fn thresholds(&self) -> Thresholds;
     fn count_tokens(&self, text: &str) -> usize;
     fn max_length(&self) -> usize;
@@ -43,6 +53,7 @@ pub trait Entail {
 
 /// One scored (premise, hypothesis) pair, e.g. computed by another worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct ScoredPair {
     pub premise: String,
     pub hypothesis: String,
@@ -74,7 +85,7 @@ impl<'a> Precomputed<'a> {
 }
 
 impl Entail for Precomputed<'_> {
-    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, EntailError> {
         let missing: Vec<(&str, &str)> = pairs.iter().filter(|(p, h)| self.get(p, h).is_none()).copied().collect();
         let fresh = if missing.is_empty() { Vec::new() } else { self.inner.score_pairs(&missing)? };
         let mut fresh = fresh.into_iter();
@@ -82,7 +93,7 @@ impl Entail for Precomputed<'_> {
             .iter()
             .map(|(p, h)| match self.get(p, h) {
                 Some(pr) => Ok(*pr),
-                None => fresh.next().ok_or_else(|| "NLI model returned fewer scores than pairs".to_string()),
+                None => fresh.next().ok_or_else(|| EntailError::from("NLI model returned fewer scores than pairs".to_string())),
             })
             .collect()
     }
@@ -107,7 +118,7 @@ struct Recorder<'a> {
 }
 
 impl Entail for Recorder<'_> {
-    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, EntailError> {
         self.pairs.borrow_mut().extend(pairs.iter().map(|(p, h)| (p.to_string(), h.to_string())));
         Ok(vec![Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }; pairs.len()])
     }
@@ -138,117 +149,8 @@ pub fn nli_plan(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
     Ok(rec.pairs.into_inner().into_iter().filter(|p| seen.insert(p.clone())).collect())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Supported,
-    Flagged,
-    UnknownSource,
-    Unparsable,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Policy {
-    /// Remove every claim that is not supported.
-    Drop,
-    /// Keep every claim, with a visible warning on the others.
-    #[default]
-    Warn,
-    /// Keep every claim and write a short text to send back to the LLM.
-    Feedback,
-}
-
-/// Why a claim is not supported. `not_entailed`: the support score is under its threshold
-/// (`contradicted_by_turn` when, besides, the quoted words entail the claim but their turn
-/// contradicts it). `code` is stable: `quote_not_found`, `number_mismatch`,
-/// `stitched_quote`, `quote_too_long`, `claim_number_mismatch`, `not_entailed`,
-/// `contradicted_by_turn`, `speaker_mismatch`, `superseded`, `unknown_source`, `unparsable`,
-/// `nli_error`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reason {
-    pub code: String,
-    pub message: String,
-}
-
 fn reason(code: &str, message: String) -> Reason {
     Reason { code: code.into(), message }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NliScores {
-    /// premise = the quote's turn and its neighbours (or the whole chunk when it fits)
-    pub context: Probs,
-    /// premise = the quoted words, with their speaker
-    pub quote: Probs,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClaimVerdict {
-    pub index: usize,
-    pub text: String,
-    /// The source label as cited (`S2`), when it could be read.
-    pub source: Option<String>,
-    pub status: Status,
-    pub reasons: Vec<Reason>,
-    pub quote: String,
-    pub quote_score: Option<f64>,
-    /// UTF-8 byte offsets of the matched span in the chunk text.
-    pub span: Option<(usize, usize)>,
-    pub matched_text: Option<String>,
-    pub speaker: Option<String>,
-    pub time: Option<f64>,
-    pub time_source: Option<String>,
-    pub nli: Option<NliScores>,
-    /// The support score (NLI and deterministic features, calibrated), when a model took part.
-    pub support: Option<Support>,
-    pub link: Option<DeepLink>,
-    pub chunk_id: Option<String>,
-    pub meeting_id: Option<String>,
-    pub meeting_title: Option<String>,
-    pub date: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Side {
-    pub date: String,
-    pub meeting_title: String,
-    /// the claim index, or `None` when this side is a source nobody cited
-    pub claim: Option<usize>,
-    pub source: String,
-    pub text: String,
-}
-
-/// Two statements about the same subject that disagree across meetings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Conflict {
-    pub older: Side,
-    pub newer: Side,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counts {
-    pub supported: usize,
-    pub flagged: usize,
-    pub unknown_source: usize,
-    pub unparsable: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub policy: Policy,
-    pub claims: Vec<ClaimVerdict>,
-    pub counts: Counts,
-    /// Claims removed by the `drop` policy.
-    pub dropped: Vec<ClaimVerdict>,
-    pub conflicts: Vec<Conflict>,
-    pub abstain: bool,
-    pub abstain_message: String,
-    /// With the `feedback` policy: text to send back to the LLM.
-    pub feedback: Option<String>,
-    /// Whether an NLI model took part.
-    pub nli_used: bool,
 }
 
 pub const ABSTAIN_MESSAGE: &str = "The meetings provided do not answer this question.";
@@ -269,14 +171,14 @@ pub enum VerifyError {
     #[error(transparent)]
     Answer(#[from] AnswerError),
     #[error("NLI model failed: {0}")]
-    Nli(String),
+    Nli(EntailError),
 }
 
 impl VerifyError {
     pub fn code(&self) -> &'static str {
         match self {
             VerifyError::Answer(e) => e.code(),
-            VerifyError::Nli(_) => "nli_failed",
+            VerifyError::Nli(e) => e.code,
         }
     }
 }
@@ -770,7 +672,7 @@ impl Interner {
 }
 
 impl Statement {
-    /// [`crate::attribution::same_subject`] on the precomputed sets.
+    /// Same subject ([`crate::attribution::same_subject_counts`]) on the precomputed word sets.
     fn same_subject(&self, o: &Statement) -> bool {
         let (mut i, mut j, mut shared) = (0, 0, 0);
         while i < self.words.len() && j < o.words.len() {
@@ -787,7 +689,7 @@ impl Statement {
         same_subject_counts(shared, self.words.len(), o.words.len())
     }
 
-    /// [`crate::attribution::numbers_disagree`] on the precomputed numbers.
+    /// Different figures: both have numbers and share none.
     fn numbers_disagree(&self, o: &Statement) -> bool {
         !self.numbers.is_empty() && !o.numbers.is_empty() && !self.numbers.iter().any(|x| o.numbers.contains(x))
     }

@@ -1,31 +1,31 @@
-//! JavaScript bindings (feature `wasm`), built with `wasm-bindgen`.
+//! JavaScript bindings (feature `wasm`), built with `wasm-bindgen`. This module only converts:
+//! every rule (parsing, validation, offsets, errors) is the core's.
 //!
-//! Conventions at the boundary:
-//! * Structures cross as plain JS objects with **camelCase** keys (`textStart`, `meetingId`).
-//!   Inputs accept camelCase or snake_case keys. A chunk list may also be given as a JSON
-//!   *string*: that is the file format, read exactly as the CLI reads it.
-//! * Offsets are **UTF-16 code units** (JS string indices) in every JS object, in and out; inside
-//!   Rust they are UTF-8 bytes. JSON strings keep the file convention (UTF-8 bytes). All
-//!   conversions go through [`Utf16`], the one place that walks strings for it.
-//! * Failures throw a JS `Error` whose `code` property is the stable code of the core error
-//!   (`invalid_json`, `no_json`, `model`, ...) and whose `message` is its Display text.
-//! * `console_error_panic_hook` is installed on load; the core is written not to panic.
+//! * Values are the core's types under their own (snake_case) field names, the names of the JSON
+//!   file format; the TypeScript declarations are generated from those types (tsify).
+//! * A JS object crosses as `JSON.stringify` text read by the core's JSON parsers, not by a
+//!   recursive walk: a hostile, deeply nested value overflowed the wasm stack that way, and after
+//!   a wasm stack overflow every later call fails until the page reloads. Cycles, `BigInt` and
+//!   functions become `invalid_input` errors. Results go back through serde-wasm-bindgen.
+//! * Offsets in JS objects are UTF-16 code units (JS string indices), in and out
+//!   ([`PositionEncoding::Utf16`]); a chunk list given as a JSON *string* is a file, read exactly
+//!   as the CLI reads it (UTF-8 bytes).
+//! * Arguments are checked before they reach Rust: a wrong type is an `invalid_input` error, never
+//!   a wasm trap. Failures throw a JS `Error` whose `code` is the core error's stable code.
 
-use crate::answer::ParsedAnswer;
-use crate::context::{self, Chunk, Context, ContextOptions, Source};
+use crate::chunk::{self, PositionEncoding};
+use crate::context::{self, ContextOptions};
 use crate::metrics::Gold;
 use crate::nli::NliModel;
-use crate::quote::{self, MatchOptions, QuoteMatch};
+use crate::quote::MatchOptions;
 use crate::render::RenderOptions;
-use crate::verify::{Entail, Policy, Report, VerifyOptions};
+use crate::report::Report;
+use crate::verify::{Entail, Policy, Precomputed, ScoredPair, VerifyOptions};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-// ---------------------------------------------------------------------------------------------
-// Errors
+const JS: PositionEncoding = PositionEncoding::Utf16;
 
 /// A JS `Error` with a stable `code` property.
 fn js_error(code: &str, message: &str) -> JsValue {
@@ -34,324 +34,98 @@ fn js_error(code: &str, message: &str) -> JsValue {
     e.into()
 }
 
-macro_rules! core_err {
-    ($e:expr) => {{
-        let e = $e;
-        js_error(e.code(), &e.to_string())
-    }};
+fn core_err(code: &str, e: impl std::fmt::Display) -> JsValue {
+    js_error(code, &e.to_string())
 }
 
-// ---------------------------------------------------------------------------------------------
-// Offsets: the single place that converts between UTF-8 bytes and UTF-16 code units.
+fn invalid(message: String) -> JsValue {
+    js_error("invalid_input", &message)
+}
 
-/// Offset conversion over one string. Every conversion in this module goes through here.
-struct Utf16;
-
-impl Utf16 {
-    /// Convert UTF-8 byte offsets into `text` to UTF-16 code units, in place. Offsets past the
-    /// end clamp to the end; offsets inside a character round down to its start.
-    fn from_bytes(text: &str, offsets: &mut [&mut usize]) {
-        // this direction has no error case
-        let _ = Self::walk(text, offsets, true);
-    }
-
-    /// Convert UTF-16 code unit offsets into `text` to UTF-8 bytes, in place. An offset past
-    /// the end or between the halves of a surrogate pair is an error.
-    fn to_bytes(text: &str, offsets: &mut [&mut usize]) -> Result<(), usize> {
-        Self::walk(text, offsets, false)
-    }
-
-    /// One pass over the string for all offsets (sorted first).
-    fn walk(text: &str, offsets: &mut [&mut usize], from_bytes: bool) -> Result<(), usize> {
-        // over the ASCII prefix, bytes and UTF-16 units coincide: those offsets stay as they are
-        let ascii = text.bytes().position(|b| !b.is_ascii()).unwrap_or(text.len());
-        let mut order: Vec<usize> = (0..offsets.len()).filter(|&i| *offsets[i] > ascii).collect();
-        if order.is_empty() {
-            return Ok(());
+/// What a JS value is, for messages: `null`, `undefined`, `an array`, `a number`, ...
+fn kind(v: &JsValue) -> String {
+    if v.is_null() {
+        "null".into()
+    } else if js_sys::Array::is_array(v) {
+        "an array".into()
+    } else {
+        match v.js_typeof().as_string().unwrap_or_default().as_str() {
+            "undefined" => "undefined".into(),
+            t @ "object" => format!("an {t}"),
+            t => format!("a {t}"),
         }
-        order.sort_by_key(|&i| *offsets[i]);
-        let mut results: Vec<usize> = offsets.iter().map(|o| **o).collect();
-        let mut k = 0;
-        let (mut b, mut u) = (ascii, ascii);
-        for c in text[ascii..].chars() {
-            if k == order.len() {
-                break;
-            }
-            let (cb, cu) = (c.len_utf8(), c.len_utf16());
-            while k < order.len() {
-                let want = *offsets[order[k]];
-                let here = if from_bytes { b } else { u };
-                let step = if from_bytes { cb } else { cu };
-                if want < here + step {
-                    if want != here && !from_bytes {
-                        return Err(want); // inside a surrogate pair
-                    }
-                    results[order[k]] = if from_bytes { u } else { b };
-                    k += 1;
-                } else {
-                    break;
-                }
-            }
-            b += cb;
-            u += cu;
-        }
-        while k < order.len() {
-            let want = *offsets[order[k]];
-            let end = if from_bytes { b } else { u };
-            if !from_bytes && want > end {
-                return Err(want);
-            }
-            results[order[k]] = if from_bytes { u } else { b };
-            k += 1;
-        }
-        for (o, r) in offsets.iter_mut().zip(results) {
-            **o = r;
-        }
-        Ok(())
     }
 }
 
-/// Chunk offsets (turn boundaries, word offsets): bytes -> UTF-16.
-fn chunk_to_js_offsets(c: &mut Chunk) {
-    let mut offs: Vec<&mut usize> = Vec::new();
-    if let Some(turns) = c.turns.as_mut() {
-        for t in turns.iter_mut() {
-            offs.push(&mut t.text_start);
-            offs.push(&mut t.text_end);
-        }
-    }
-    if let Some(words) = c.words.as_mut() {
-        for w in words.iter_mut() {
-            if let Some(o) = w.offset.as_mut() {
-                offs.push(o);
-            }
-        }
-    }
-    Utf16::from_bytes(&c.text, &mut offs);
+/// A string argument; anything else is `invalid_input` (wasm-bindgen's own `&str` conversion of a
+/// number or object traps with "memory access out of bounds").
+fn string_arg(v: &JsValue, what: &str) -> Result<String, JsValue> {
+    v.as_string().ok_or_else(|| invalid(format!("{what} must be a string, got {}", kind(v))))
 }
 
-/// Chunk offsets: UTF-16 -> bytes (JS objects).
-fn chunk_from_js_offsets(index: usize, c: &mut Chunk) -> Result<(), JsValue> {
-    let mut offs: Vec<&mut usize> = Vec::new();
-    if let Some(turns) = c.turns.as_mut() {
-        for t in turns.iter_mut() {
-            offs.push(&mut t.text_start);
-            offs.push(&mut t.text_end);
-        }
-    }
-    if let Some(words) = c.words.as_mut() {
-        for w in words.iter_mut() {
-            if let Some(o) = w.offset.as_mut() {
-                offs.push(o);
-            }
-        }
-    }
-    Utf16::to_bytes(&c.text, &mut offs).map_err(|bad| {
-        js_error(
-            "invalid_chunk",
-            &format!("chunk {index} ({}): offset {bad} is not a UTF-16 boundary of the text (past the end or inside a surrogate pair)", c.id),
-        )
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// Key case and (de)serialisation
-
-fn snake_to_camel(k: &str) -> String {
-    if !k.contains('_') {
-        return k.to_string();
-    }
-    let mut out = String::with_capacity(k.len());
-    let mut up = false;
-    for (i, c) in k.chars().enumerate() {
-        if c == '_' && i > 0 {
-            up = true;
-        } else if up {
-            out.extend(c.to_uppercase());
-            up = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn camel_to_snake(k: &str) -> String {
-    let mut out = String::with_capacity(k.len() + 4);
-    let mut prev_lower = false;
-    for c in k.chars() {
-        if c.is_ascii_uppercase() && prev_lower {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-    }
-    out
-}
-
-/// Keys whose values are free-form data: never renamed (a JSON schema, label maps).
-const OPAQUE: &[&str] = &["schema", "id2label", "id2Label"];
-
-fn rekey(v: Value, f: &dyn Fn(&str) -> String) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut out = Map::with_capacity(m.len());
-            for (k, v) in m {
-                let nk = f(&k);
-                let nv = if OPAQUE.contains(&k.as_str()) { v } else { rekey(v, f) };
-                out.insert(nk, nv);
-            }
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(|v| rekey(v, f)).collect()),
-        other => other,
-    }
-}
-
-/// Rust value -> plain JS object with camelCase keys.
-fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
-    let value = serde_json::to_value(v).map_err(|e| js_error("internal", &e.to_string()))?;
-    let value = rekey(value, &snake_to_camel);
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| js_error("internal", &e.to_string()))
-}
-
-/// JS value -> serde_json value with snake_case keys. `undefined`/`null` become `null`.
-///
-/// The value crosses as `JSON.stringify` text parsed by serde_json (nesting limit 128), not by a
-/// recursive walk of the JS object: a deeply nested value (a hostile transcript's unknown field
-/// nested 100 000 deep) overflowed the wasm stack that way, and after a wasm stack overflow every
-/// later call of the module fails ("memory access out of bounds") until the page reloads. Now it
-/// is an `invalid_input` error, as is a cyclic value. Lone surrogates, which `JSON.stringify`
-/// writes as `\udXXX` escapes, become U+FFFD, as in strings passed directly.
-fn js_to_json(v: &JsValue) -> Result<Value, JsValue> {
+/// `JSON.stringify(v)`; `undefined` and `null` are `null`.
+fn json_text(v: &JsValue) -> Result<String, JsValue> {
     if v.is_undefined() || v.is_null() {
-        return Ok(Value::Null);
+        return Ok("null".into());
     }
-    let not_json = |why: &str| js_error("invalid_input", &format!("the input is not JSON data: {why}"));
-    let text = js_sys::JSON::stringify(v).map_err(|e| {
-        let why = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_else(|| "JSON.stringify failed".into());
-        not_json(&why)
-    })?;
-    let text = text.as_string().ok_or_else(|| not_json("a function, symbol or undefined"))?;
-    let text = context::replace_lone_surrogate_escapes(&text);
-    let value: Value = serde_json::from_str(&text).map_err(|e| not_json(&e.to_string()))?;
-    Ok(rekey(value, &camel_to_snake))
+    let not_json = |why: String| invalid(format!("the input is not JSON data: {why}"));
+    let text = js_sys::JSON::stringify(v).map_err(|e| not_json(e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()))?;
+    text.as_string().ok_or_else(|| not_json("a function, symbol or undefined".into()))
 }
 
 /// JS value -> Rust value; the message names the field path of the first defect.
 fn from_js<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsValue> {
-    let value = js_to_json(v)?;
-    serde_path_to_error::deserialize(value).map_err(|e| js_error("invalid_input", &format!("{what}: at {}: {}", e.path(), e.inner())))
+    chunk::from_json(&json_text(v)?).map_err(|e| match e {
+        chunk::InputError::Json { path, message } => invalid(format!("{what}: at {path}: {message}")),
+        e => core_err(e.code(), e),
+    })
 }
 
-/// Options objects: absent means defaults.
-fn opts_from_js<T: DeserializeOwned + Default>(v: &JsValue, what: &str) -> Result<T, JsValue> {
-    if v.is_undefined() || v.is_null() {
-        return Ok(T::default());
-    }
-    from_js(v, what)
-}
-
-/// Chunks from a JSON string (file format, UTF-8 byte offsets) or a JS array / `{chunks}` object
-/// (UTF-16 offsets). Validated by the core either way.
-fn chunks_from_js(v: &JsValue) -> Result<Vec<Chunk>, JsValue> {
-    if let Some(s) = v.as_string() {
-        return context::parse_chunks(&s).map_err(|e| core_err!(e));
-    }
-    let mut value = js_to_json(v)?;
-    if let Value::Object(mut m) = value {
-        value = m.remove("chunks").unwrap_or(Value::Null);
-    }
-    let mut chunks: Vec<Chunk> = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let idx = path.split(|c| c == '[' || c == ']').nth(1).and_then(|s| s.parse::<usize>().ok());
-        match idx {
-            Some(index) => js_error("invalid_chunk", &format!("chunk {index}: at {path}: {}", e.inner())),
-            None => js_error("invalid_json", &format!("chunks: at {path}: {}", e.inner())),
-        }
-    })?;
-    for (i, c) in chunks.iter_mut().enumerate() {
-        chunk_from_js_offsets(i, c)?;
-    }
-    // the core validates (ids, dates, times, offsets on char boundaries, duplicates)
-    let json = serde_json::to_string(&chunks).map_err(|e| js_error("internal", &e.to_string()))?;
-    context::parse_chunks(&json).map_err(|e| core_err!(e))
-}
-
-/// Sources (`[{label, chunk}]` as `buildContext` returns them) from JS.
-fn sources_from_js(v: &JsValue) -> Result<Vec<Source>, JsValue> {
-    let mut value = js_to_json(v)?;
-    if let Value::Object(mut m) = value {
-        value = m.remove("sources").unwrap_or(Value::Null);
-    }
-    let mut sources: Vec<Source> =
-        serde_path_to_error::deserialize(value).map_err(|e| js_error("invalid_input", &format!("sources: at {}: {}", e.path(), e.inner())))?;
-    for (i, s) in sources.iter_mut().enumerate() {
-        chunk_from_js_offsets(i, &mut s.chunk)?;
-        s.chunk.validate().map_err(|m| js_error("invalid_chunk", &format!("source {i} ({}): {m}", s.label)))?;
-    }
-    Ok(sources)
-}
-
-fn sources_to_js_offsets(sources: &mut [Source]) {
-    for s in sources {
-        chunk_to_js_offsets(&mut s.chunk);
+/// Options objects: absent means defaults; anything but an object is an error.
+fn opts_from_js<T: DeserializeOwned + Default>(v: Option<JsValue>, what: &str) -> Result<T, JsValue> {
+    match v {
+        None => Ok(T::default()),
+        Some(v) if v.is_undefined() || v.is_null() => Ok(T::default()),
+        Some(v) if !v.is_object() || js_sys::Array::is_array(&v) => Err(invalid(format!("{what} must be an object, got {}", kind(&v)))),
+        Some(v) => from_js(&v, what),
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// API
+/// Rust value -> plain JS object (maps as objects, `None` as `null`).
+fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(|e| core_err("internal", e))
+}
 
+/// Chunks: a JSON string (a file: UTF-8 byte offsets) or JS objects (UTF-16 offsets).
+fn chunks_from_js(v: &JsValue) -> Result<Vec<chunk::Chunk>, JsValue> {
+    let r = match v.as_string() {
+        Some(s) => chunk::parse_chunks(&s),
+        None if v.is_object() => chunk::parse_chunks_in(&json_text(v)?, JS),
+        None => return Err(invalid(format!("chunks must be an array, {{chunks: [...]}} or a JSON string, got {}", kind(v)))),
+    };
+    r.map_err(|e| core_err(e.code(), e))
+}
+
+fn sources_from_js(v: &JsValue) -> Result<Vec<context::Source>, JsValue> {
+    if !v.is_object() {
+        return Err(invalid(format!("sources must be the `sources` of buildContext (an array), got {}", kind(v))));
+    }
+    context::parse_sources(&json_text(v)?, JS).map_err(|e| core_err(e.code(), e))
+}
+
+#[allow(clippy::redundant_static_lifetimes)] // the form wasm-bindgen documents for custom sections
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** An `Error` thrown by meetcite; `code` is stable (`invalid_json`, `invalid_chunk`, `no_json`, `model`, ...). */
+/** An `Error` thrown by meetcite; `code` is stable (`invalid_input`, `invalid_json`, `invalid_chunk`, `no_json`, `model`, ...). */
 export interface MeetciteError extends Error { code: string }
-/** Offsets are UTF-16 code units into the chunk `text` (JS string indices). */
-export interface Turn { speaker: string; start: number; end: number; textStart: number; textEnd: number }
-export interface Word { word: string; start: number; end: number; offset?: number }
-export interface Chunk {
-  id: string; meetingId: string; meetingTitle: string; /** YYYY-MM-DD */ date: string;
-  start: number; end: number; speakers?: string[]; text: string; recordingUrl?: string;
-  turns?: Turn[]; words?: Word[]; acl?: string[]; score?: number;
-}
-export interface ContextOptions { order?: "relevance" | "date"; viewer?: string; maxTokens?: number; question?: string }
-export interface Source { label: string; chunk: Chunk }
-export interface Context { prompt: string; instructions: string; schema: object; sources: Source[]; dropped: string[] }
-export interface Claim { index: number; text: string; source: number; quote: string }
-export interface ClaimError { index: number; field: string; problem: string; text?: string | null; sourceRaw?: string | null }
-export interface ParsedAnswer { claims: Claim[]; errors: ClaimError[] }
-export interface MatchOptions { threshold?: number; maxGap?: number }
-export interface QuoteMatch {
-  matched: boolean; score: number; distance: number; /** UTF-16 */ start: number; /** UTF-16 */ end: number;
-  missingNumbers: string[]; maxGap: number; stitched: boolean; tooLong: boolean;
-}
-export interface VerifyOptions { policy?: "warn" | "drop" | "feedback"; threshold?: number; maxGap?: number; matching?: MatchOptions; /** token budget of the NLI context premise (0 or absent: the model's maximum); smaller is faster */ premiseTokens?: number; /** scores of pairs computed elsewhere (see `Verifier#plan`) */ scores?: { premise: string; hypothesis: string; probs: Probs }[] }
-export interface Probs { entailment: number; neutral: number; contradiction: number }
-export interface Reason { code: string; message: string }
-export interface DeepLink { label: string; meetingId: string; seconds: number; url: string | null }
-export type Status = "supported" | "flagged" | "unknown_source" | "unparsable";
-export interface ClaimVerdict {
-  index: number; text: string; source: string | null; status: Status; reasons: Reason[]; quote: string;
-  quoteScore: number | null; /** [start, end], UTF-16 into the source chunk's text */ span: [number, number] | null;
-  matchedText: string | null; speaker: string | null; time: number | null; timeSource: string | null;
-  nli: { context: Probs; quote: Probs } | null; link: DeepLink | null; chunkId: string | null;
-  meetingId: string | null; meetingTitle: string | null; date: string | null;
-}
-export interface Report {
-  policy: "warn" | "drop" | "feedback"; claims: ClaimVerdict[];
-  counts: { supported: number; flagged: number; unknownSource: number; unparsable: number };
-  dropped: ClaimVerdict[]; conflicts: { older: object; newer: object; message: string }[];
-  abstain: boolean; abstainMessage: string; feedback: string | null; nliUsed: boolean;
-}
-export interface RenderOptions { hideFlagged?: boolean }
-export interface Gold { times?: (number | null)[]; answerable?: boolean }
-export interface Metrics {
-  claims: number; citationRecall: number; citationPrecision: number; quoteMatchRate: number;
-  timestampMae: number | null; timestampN: number; abstained: boolean; abstentionCorrect: boolean | null;
-}
+/** The model files: the ONNX file, `tokenizer.json` and `config.json` (bytes, or the JSON files as text). */
 export interface ModelFiles { model: Uint8Array | ArrayBuffer; tokenizer: Uint8Array | ArrayBuffer | string; config: Uint8Array | ArrayBuffer | string }
+/** One feature's share of a support score: `contribution` = weight x value, in log-odds. */
+export interface Part { feature: string; value: number; contribution: number }
+/** The support score of one claim (NLI and deterministic features, calibrated). */
+export interface Support { score: number; supported: boolean; threshold: number; parts: Part[] }
+/** `config.json` -> `support`: the fitted logistic regression and its decision threshold. */
+export interface SupportConfig { weights: Record<string, number>; bias: number; threshold: number; windows?: number; fitted_on?: string }
 "#;
 
 // wasm-ld treats a module that never calls its constructors itself as a "command" and wraps
@@ -384,40 +158,40 @@ pub fn version() -> String {
 #[wasm_bindgen(js_name = parseChunks, unchecked_return_type = "Chunk[]")]
 pub fn parse_chunks(#[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: Chunk[] } | string")] chunks: JsValue) -> Result<JsValue, JsValue> {
     let mut chunks = chunks_from_js(&chunks)?;
-    for c in chunks.iter_mut() {
-        chunk_to_js_offsets(c);
-    }
+    chunks.iter_mut().for_each(|c| c.encode_offsets(JS));
     to_js(&chunks)
 }
 
 /// Build the prompt and the numbered sources: `{prompt, instructions, schema, sources, dropped}`.
-/// `opts`: `{order: "relevance"|"date", viewer, maxTokens, question}`.
 #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "Context")]
 pub fn build_context(
     #[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: Chunk[] } | string")] chunks: JsValue,
     #[wasm_bindgen(unchecked_param_type = "ContextOptions")] opts: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
     let chunks = chunks_from_js(&chunks)?;
-    let opts: ContextOptions = opts_from_js(&opts.unwrap_or(JsValue::UNDEFINED), "options")?;
-    let mut ctx: Context = context::build_context(&chunks, &opts);
-    sources_to_js_offsets(&mut ctx.sources);
+    let opts: ContextOptions = opts_from_js(opts, "options")?;
+    let mut ctx = context::build_context(&chunks, &opts);
+    ctx.sources.iter_mut().for_each(|s| s.chunk.encode_offsets(JS));
     to_js(&ctx)
 }
 
 /// Parse an LLM answer: `{claims: [{index, text, source, quote}], errors: [...]}`.
 #[wasm_bindgen(js_name = parseAnswer, unchecked_return_type = "ParsedAnswer")]
-pub fn parse_answer(text: &str) -> Result<JsValue, JsValue> {
-    let parsed: ParsedAnswer = crate::answer::parse_answer(text).map_err(|e| core_err!(e))?;
+pub fn parse_answer(#[wasm_bindgen(unchecked_param_type = "string")] text: JsValue) -> Result<JsValue, JsValue> {
+    let parsed = crate::answer::parse_answer(&string_arg(&text, "the answer")?).map_err(|e| core_err(e.code(), e))?;
     to_js(&parsed)
 }
 
-/// Align `quote` inside `text`. `start`/`end` are UTF-16 indices into `text`
-/// (`text.slice(m.start, m.end)` is the matched span). `opts`: `{threshold, maxGap}`.
+/// Align `quote` inside `text`; `start`/`end` are UTF-16 indices into `text`.
 #[wasm_bindgen(js_name = matchQuote, unchecked_return_type = "QuoteMatch")]
-pub fn match_quote(text: &str, quote: &str, #[wasm_bindgen(unchecked_param_type = "MatchOptions")] opts: Option<JsValue>) -> Result<JsValue, JsValue> {
-    let opts: MatchOptions = opts_from_js(&opts.unwrap_or(JsValue::UNDEFINED), "options")?;
-    let mut m: QuoteMatch = quote::match_quote(text, quote, &opts);
-    Utf16::from_bytes(text, &mut [&mut m.start, &mut m.end]);
+pub fn match_quote(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] quote: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "MatchOptions")] opts: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let (text, quote) = (string_arg(&text, "text")?, string_arg(&quote, "quote")?);
+    let mut m = crate::quote::match_quote(&text, &quote, &opts_from_js(opts, "options")?);
+    JS.encode(&text, &mut [&mut m.start, &mut m.end]);
     to_js(&m)
 }
 
@@ -430,39 +204,29 @@ pub struct Verifier {
 #[wasm_bindgen]
 impl Verifier {
     /// `new Verifier({model, tokenizer, config})`: each a `Uint8Array`/`ArrayBuffer` (the ONNX
-    /// file, `tokenizer.json`, `config.json`); loads synchronously (seconds for a 20 MB model).
+    /// file, `tokenizer.json`, `config.json`); loads synchronously (about a second for this model:
+    /// `meetcite/worker` loads it off the main thread).
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "ModelFiles")] files: JsValue) -> Result<Verifier, JsValue> {
+        if !files.is_object() {
+            return Err(invalid(format!("load() takes {{model, tokenizer, config}}, got {}", kind(&files))));
+        }
         let get = |name: &str| -> Result<Vec<u8>, JsValue> {
-            let v = js_sys::Reflect::get(&files, &JsValue::from_str(name)).map_err(|_| js_error("invalid_input", "load() takes {model, tokenizer, config}"))?;
-            if v.is_undefined() || v.is_null() {
-                return Err(js_error("invalid_input", &format!("load(): `{name}` is missing")));
+            let v = js_sys::Reflect::get(&files, &JsValue::from_str(name))?;
+            match v.as_string() {
+                Some(s) => Ok(s.into_bytes()),
+                None if v.is_instance_of::<js_sys::ArrayBuffer>() || js_sys::ArrayBuffer::is_view(&v) => Ok(js_sys::Uint8Array::new(&v).to_vec()),
+                None if v.is_undefined() || v.is_null() => Err(invalid(format!("load(): `{name}` is missing"))),
+                None => Err(invalid(format!("load(): `{name}` must be a Uint8Array, ArrayBuffer or string, got {}", kind(&v)))),
             }
-            if let Some(s) = v.as_string() {
-                return Ok(s.into_bytes());
-            }
-            if v.is_instance_of::<js_sys::ArrayBuffer>() {
-                return Ok(js_sys::Uint8Array::new(&v).to_vec());
-            }
-            if v.is_instance_of::<js_sys::Uint8Array>() {
-                return Ok(js_sys::Uint8Array::from(v).to_vec());
-            }
-            if js_sys::ArrayBuffer::is_view(&v) {
-                let view: js_sys::Object = v.into();
-                let buf = js_sys::Reflect::get(&view, &"buffer".into())?;
-                let off = js_sys::Reflect::get(&view, &"byteOffset".into())?.as_f64().unwrap_or(0.0) as u32;
-                let len = js_sys::Reflect::get(&view, &"byteLength".into())?.as_f64().unwrap_or(0.0) as u32;
-                return Ok(js_sys::Uint8Array::new_with_byte_offset_and_length(&buf, off, len).to_vec());
-            }
-            Err(js_error("invalid_input", &format!("load(): `{name}` must be a Uint8Array, ArrayBuffer or string")))
         };
         let (model, tokenizer, config) = (get("model")?, get("tokenizer")?, get("config")?);
-        let model = NliModel::from_bytes(&model, &tokenizer, &config).map_err(|e| core_err!(e))?;
+        let model = NliModel::from_bytes(&model, &tokenizer, &config).map_err(|e| core_err(e.code(), e))?;
         Ok(Verifier { model })
     }
 
-    /// `await Verifier.load({model, tokenizer, config})`: the same as the constructor, as a
-    /// promise (rejected with a coded `Error`). Run it in a Web Worker to keep pages responsive.
+    /// `await Verifier.load({model, tokenizer, config})`: the constructor as a promise (rejected
+    /// with a coded `Error`). It still blocks the thread it runs on; see `meetcite/worker`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Verifier>")]
     pub fn load(#[wasm_bindgen(unchecked_param_type = "ModelFiles")] files: JsValue) -> js_sys::Promise {
         match Verifier::new(files) {
@@ -471,11 +235,8 @@ impl Verifier {
         }
     }
 
-    /// The model's config (name, maxLength, thresholds, labels).
-    #[wasm_bindgen(
-        getter,
-        unchecked_return_type = "{ name: string; maxLength: number; id2label: Record<string, string>; inputs: string[]; thresholds: { entailment: number; contradiction: number } }"
-    )]
+    /// The model's `config.json` (name, max_length, labels, thresholds, support weights).
+    #[wasm_bindgen(getter, unchecked_return_type = "ModelConfig")]
     pub fn config(&self) -> Result<JsValue, JsValue> {
         to_js(self.model.config())
     }
@@ -484,127 +245,106 @@ impl Verifier {
     #[wasm_bindgen(unchecked_return_type = "Report")]
     pub fn verify(
         &self,
-        answer: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] answer: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
         #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
-        verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), Some(&self.model), false)
+        verify_with(&answer, &sources, opts, Some(&self.model), false)
     }
 
     /// The `[premise, hypothesis]` pairs `verify` would score for this answer, without scoring
-    /// them: a worker pool splits them, scores them with `score` in parallel, and passes the
-    /// results back as `verify(answer, sources, {...opts, scores: [{premise, hypothesis, probs}]})`,
-    /// which then gives the same report as a plain `verify`.
+    /// them: a worker pool scores them in parallel with `score` and passes the results back as
+    /// `verify(answer, sources, {...opts, scores: [{premise, hypothesis, probs}]})`.
     #[wasm_bindgen(unchecked_return_type = "[premise: string, hypothesis: string][]")]
     pub fn plan(
         &self,
-        answer: &str,
+        #[wasm_bindgen(unchecked_param_type = "string")] answer: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
         #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
-        verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), Some(&self.model), true)
+        verify_with(&answer, &sources, opts, Some(&self.model), true)
     }
 
-    /// Score (premise, hypothesis) pairs: `[{entailment, neutral, contradiction}]`.
+    /// Score (premise, hypothesis) pairs, batched by length as `verify` does.
     #[wasm_bindgen(unchecked_return_type = "Probs[]")]
     pub fn score(&self, #[wasm_bindgen(unchecked_param_type = "[premise: string, hypothesis: string][]")] pairs: JsValue) -> Result<JsValue, JsValue> {
         let pairs: Vec<(String, String)> = from_js(&pairs, "pairs")?;
         let refs: Vec<(&str, &str)> = pairs.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-        let probs = self.model.score(&refs).map_err(|e| core_err!(e))?;
-        to_js(&probs)
+        to_js(&self.model.score(&refs).map_err(|e| core_err(e.code(), e))?)
     }
 }
 
-/// Verification options at the JS boundary: `{policy: "warn"|"drop"|"feedback", threshold, maxGap}`
-/// (`matching: {threshold, maxGap}` is accepted too).
-#[derive(Debug, Default, Deserialize)]
+/// Options of `verify`: the policy, the quote matcher's settings (`threshold`, `max_gap` or
+/// `matching`), the NLI premise budget, and NLI scores computed elsewhere (`Verifier#plan`).
+#[derive(Debug, Default, Deserialize, tsify::Tsify)]
+#[tsify(missing_as_null, rename = "VerifyOptions")]
 #[serde(default)]
 struct JsVerifyOptions {
     policy: Policy,
     matching: Option<MatchOptions>,
+    /// quote score needed, 0-100 (default 80)
     threshold: Option<f64>,
     max_gap: Option<usize>,
+    /// token budget of the NLI context premise (0 or absent: the model's maximum); smaller is faster
     premise_tokens: Option<usize>,
-    /// Scores computed elsewhere (another worker): used instead of running the model on those pairs.
-    scores: Option<Vec<crate::verify::ScoredPair>>,
+    /// scores of pairs computed elsewhere (see `Verifier#plan`)
+    scores: Option<Vec<ScoredPair>>,
 }
 
-/// Spans of a report's verdicts: bytes -> UTF-16 of their chunk's text.
-fn report_to_js_offsets(report: &mut Report, sources: &[Source]) {
-    for v in report.claims.iter_mut().chain(report.dropped.iter_mut()) {
-        let Some((mut start, mut end)) = v.span else {
-            continue;
-        };
-        let by_id = v.chunk_id.as_deref().and_then(|id| sources.iter().find(|s| s.chunk.id == id));
-        let by_label = || v.source.as_deref().and_then(|l| crate::answer::parse_source(l).ok()).and_then(|n| context::lookup(sources, n));
-        if let Some(s) = by_id.or_else(by_label) {
-            Utf16::from_bytes(&s.chunk.text, &mut [&mut start, &mut end]);
-            v.span = Some((start, end));
-        }
-    }
-}
-
-fn verify_with(answer: &str, sources: &JsValue, opts: &JsValue, nli: Option<&dyn Entail>, plan_only: bool) -> Result<JsValue, JsValue> {
+fn verify_with(answer: &JsValue, sources: &JsValue, opts: Option<JsValue>, nli: Option<&dyn Entail>, plan_only: bool) -> Result<JsValue, JsValue> {
+    let answer = string_arg(answer, "the answer")?;
     let sources = sources_from_js(sources)?;
     let o: JsVerifyOptions = opts_from_js(opts, "options")?;
     let mut matching = o.matching.unwrap_or_default();
-    if let Some(t) = o.threshold {
-        matching.threshold = t;
-    }
-    if let Some(g) = o.max_gap {
-        matching.max_gap = g;
-    }
-    let pre = match (nli, o.scores) {
-        (Some(inner), Some(scores)) => Some(crate::verify::Precomputed::new(inner, scores)),
-        _ => None,
-    };
-    let vo = VerifyOptions { policy: o.policy, matching, nli: pre.as_ref().map(|p| p as &dyn Entail).or(nli), premise_tokens: o.premise_tokens.unwrap_or(0) };
+    matching.threshold = o.threshold.unwrap_or(matching.threshold);
+    matching.max_gap = o.max_gap.unwrap_or(matching.max_gap);
+    let pre = nli.zip(o.scores).map(|(inner, scores)| Precomputed::new(inner, scores));
+    let nli = pre.as_ref().map(|p| p as &dyn Entail).or(nli);
+    let vo = VerifyOptions { policy: o.policy, matching, nli, premise_tokens: o.premise_tokens.unwrap_or(0) };
     if plan_only {
-        let pairs = crate::verify::nli_plan(answer, &sources, &vo).map_err(|e| core_err!(e))?;
-        return to_js(&pairs);
+        return to_js(&crate::verify::nli_plan(&answer, &sources, &vo).map_err(|e| core_err(e.code(), e))?);
     }
-    let mut report = crate::verify::verify(answer, &sources, &vo).map_err(|e| core_err!(e))?;
-    report_to_js_offsets(&mut report, &sources);
+    let mut report = crate::verify::verify(&answer, &sources, &vo).map_err(|e| core_err(e.code(), e))?;
+    report.encode_spans(&sources, JS);
     to_js(&report)
 }
 
 /// Verify an LLM answer against the `sources` that `buildContext` returned (quote matching,
-/// numbers, speakers, history; no NLI). `Verifier#verify` adds the NLI check. The report's
-/// `span` of each claim is `[start, end]` in UTF-16 units of its source chunk's text.
+/// numbers, speakers, history; no NLI). `Verifier#verify` adds the NLI check. Each claim's `span`
+/// is `[start, end]` in UTF-16 units of its source chunk's text.
 #[wasm_bindgen(unchecked_return_type = "Report")]
 pub fn verify(
-    answer: &str,
+    #[wasm_bindgen(unchecked_param_type = "string")] answer: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
     #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    verify_with(answer, &sources, &opts.unwrap_or(JsValue::UNDEFINED), None, false)
+    verify_with(&answer, &sources, opts, None, false)
 }
 
-/// Report -> Rust. Render and metrics never read spans, so they are taken as they come.
+/// A report from JS. Render and metrics never read spans, so they are taken as they come.
 fn report_from_js(v: &JsValue) -> Result<Report, JsValue> {
+    if !v.is_object() {
+        return Err(invalid(format!("report must be the object verify returned, got {}", kind(v))));
+    }
     from_js(v, "report")
 }
 
-/// An HTML fragment for a report (every transcript/LLM string escaped). `opts`: `{hideFlagged}`.
+/// An HTML fragment for a report (every transcript/LLM string escaped).
 #[wasm_bindgen(js_name = renderHtml)]
 pub fn render_html(
     #[wasm_bindgen(unchecked_param_type = "Report")] report: JsValue,
     #[wasm_bindgen(unchecked_param_type = "RenderOptions")] opts: Option<JsValue>,
 ) -> Result<String, JsValue> {
-    let report = report_from_js(&report)?;
-    let opts: RenderOptions = opts_from_js(&opts.unwrap_or(JsValue::UNDEFINED), "options")?;
-    Ok(crate::render::render_html(&report, &opts))
+    Ok(crate::render::render_html(&report_from_js(&report)?, &opts_from_js::<RenderOptions>(opts, "options")?))
 }
 
-/// Markdown for a report. `opts`: `{hideFlagged}`.
+/// Markdown for a report.
 #[wasm_bindgen(js_name = renderMarkdown)]
 pub fn render_markdown(
     #[wasm_bindgen(unchecked_param_type = "Report")] report: JsValue,
     #[wasm_bindgen(unchecked_param_type = "RenderOptions")] opts: Option<JsValue>,
 ) -> Result<String, JsValue> {
-    let report = report_from_js(&report)?;
-    let opts: RenderOptions = opts_from_js(&opts.unwrap_or(JsValue::UNDEFINED), "options")?;
-    Ok(crate::render::render_markdown(&report, &opts))
+    Ok(crate::render::render_markdown(&report_from_js(&report)?, &opts_from_js::<RenderOptions>(opts, "options")?))
 }
 
 /// Score a report against gold data `{times: [seconds|null per claim], answerable}`.
@@ -613,50 +353,22 @@ pub fn metrics(
     #[wasm_bindgen(unchecked_param_type = "Report")] report: JsValue,
     #[wasm_bindgen(unchecked_param_type = "Gold")] gold: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
-    let report = report_from_js(&report)?;
-    let gold: Gold = opts_from_js(&gold.unwrap_or(JsValue::UNDEFINED), "gold")?;
-    to_js(&crate::metrics::metrics(&report, &gold))
+    to_js(&crate::metrics::metrics(&report_from_js(&report)?, &opts_from_js::<Gold>(gold, "gold")?))
 }
 
-/// A deep link for a moment of a meeting: `{label, meetingId, seconds, url}`.
+/// A deep link for a moment of a meeting: `{label, meeting_id, seconds, url}`.
 #[wasm_bindgen(js_name = deepLink, unchecked_return_type = "DeepLink")]
-pub fn deep_link(title: &str, meeting_id: &str, date: &str, seconds: f64, speaker: Option<String>, recording_url: Option<String>) -> Result<JsValue, JsValue> {
-    to_js(&crate::render::deep_link(title, meeting_id, date, seconds, speaker.as_deref(), recording_url.as_deref()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf16_both_ways() {
-        let t = "a😀é\u{301}b 🎉x";
-        for (b, _) in t.char_indices().chain(std::iter::once((t.len(), ' '))) {
-            let (mut x, mut y) = (b, t.len());
-            Utf16::from_bytes(t, &mut [&mut x, &mut y]);
-            assert_eq!(x, crate::text::byte_to_utf16(t, b));
-            assert_eq!(y, t.encode_utf16().count());
-            let mut back = x;
-            Utf16::to_bytes(t, &mut [&mut back]).unwrap();
-            assert_eq!(back, b);
-        }
-        // inside the surrogate pair of 😀 (units 1..3) and past the end
-        assert_eq!(Utf16::to_bytes(t, &mut [&mut 2]), Err(2));
-        assert_eq!(Utf16::to_bytes(t, &mut [&mut 99]), Err(99));
-        // unsorted input keeps its order
-        let (mut a, mut b) = (t.len(), 0);
-        Utf16::from_bytes(t, &mut [&mut a, &mut b]);
-        assert_eq!((a, b), (t.encode_utf16().count(), 0));
-    }
-
-    #[test]
-    fn key_case() {
-        assert_eq!(snake_to_camel("text_start"), "textStart");
-        assert_eq!(snake_to_camel("id"), "id");
-        assert_eq!(camel_to_snake("textStart"), "text_start");
-        assert_eq!(camel_to_snake("text_start"), "text_start");
-        assert_eq!(camel_to_snake("S1"), "S1");
-        let v = rekey(serde_json::json!({"meeting_id": 1, "schema": {"additional_x": 1}}), &snake_to_camel);
-        assert_eq!(v, serde_json::json!({"meetingId": 1, "schema": {"additional_x": 1}}));
-    }
+pub fn deep_link(
+    #[wasm_bindgen(unchecked_param_type = "string")] title: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] meeting_id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] date: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] seconds: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | null")] speaker: Option<JsValue>,
+    #[wasm_bindgen(unchecked_param_type = "string | null")] recording_url: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let opt = |v: Option<JsValue>, what: &str| v.filter(|v| !v.is_undefined() && !v.is_null()).map(|v| string_arg(&v, what)).transpose();
+    let seconds = seconds.as_f64().ok_or_else(|| invalid(format!("seconds must be a number, got {}", kind(&seconds))))?;
+    let (speaker, url) = (opt(speaker, "speaker")?, opt(recording_url, "recording_url")?);
+    let (title, id, date) = (string_arg(&title, "title")?, string_arg(&meeting_id, "meeting_id")?, string_arg(&date, "date")?);
+    to_js(&crate::report::deep_link(&title, &id, &date, seconds, speaker.as_deref(), url.as_deref()))
 }

@@ -53,6 +53,17 @@ fn tract_matches_onnxruntime_on_pinned_pairs_and_bad_files_fail_at_load() {
     assert_eq!(e.code(), "model", "{e}");
     let e = NliModel::from_bytes(b"not an onnx file at all", &tok, &cfg).unwrap_err();
     assert_eq!(e.code(), "model");
+    // a wrong URL answered by a web page, and an empty download, say so
+    let html = b"\n<!DOCTYPE html><html><head><title>Not found</title></head></html>";
+    let e = NliModel::from_bytes(html, &tok, &cfg).unwrap_err();
+    assert_eq!(e.code(), "model");
+    assert!(e.to_string().contains("got HTML, not an ONNX file"), "{e}");
+    let e = NliModel::from_bytes(&onnx, html, &cfg).unwrap_err();
+    assert_eq!(e.code(), "tokenizer");
+    assert!(e.to_string().contains("got HTML"), "{e}");
+    let e = NliModel::from_bytes(&onnx, &tok, b"").unwrap_err();
+    assert_eq!(e.code(), "model_config");
+    assert!(e.to_string().contains("empty"), "{e}");
     let bad_cfg = String::from_utf8(cfg.clone()).unwrap().replace("\"neutral\"", "\"maybe\"");
     let e = NliModel::from_bytes(&onnx, &tok, bad_cfg.as_bytes()).unwrap_err();
     assert_eq!(e.code(), "model_config");
@@ -94,7 +105,7 @@ fn planned_and_precomputed_scores_give_the_same_report() {
     use std::cell::RefCell;
     struct Counting<'a>(&'a NliModel, RefCell<usize>);
     impl Entail for Counting<'_> {
-        fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, String> {
+        fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, meetcite::verify::EntailError> {
             *self.1.borrow_mut() += pairs.len();
             self.0.score_pairs(pairs)
         }

@@ -1,7 +1,7 @@
 mod common;
 use common::fixture;
+use meetcite::chunk::PositionEncoding;
 use meetcite::quote::{locate, match_quote, Haystack, MatchOptions};
-use meetcite::text::{byte_to_utf16, utf16_to_byte};
 use proptest::prelude::*;
 
 #[test]
@@ -137,10 +137,26 @@ proptest! {
         prop_assert_eq!(mq.score, 100.0);
     }
 
+    /// Every character boundary survives bytes -> encoding -> bytes, and the encoded offset is
+    /// the length of the prefix as that encoding counts it (JS `length`, Python `len`).
     #[test]
-    fn utf16_offsets_roundtrip(s in "\\PC{0,40}") {
-        for (b, _) in s.char_indices() {
-            prop_assert_eq!(utf16_to_byte(&s, byte_to_utf16(&s, b)), Some(b));
+    fn position_encodings_roundtrip(s in "\\PC{0,40}") {
+        let ends: Vec<usize> = s.char_indices().map(|(b, _)| b).chain([s.len()]).collect();
+        for enc in [PositionEncoding::Utf8, PositionEncoding::Utf16, PositionEncoding::Chars] {
+            let mut offs = ends.clone();
+            let mut refs: Vec<&mut usize> = offs.iter_mut().rev().collect(); // unsorted on purpose
+            enc.encode(&s, &mut refs);
+            for (&b, &o) in ends.iter().zip(&offs) {
+                let want = match enc {
+                    PositionEncoding::Utf8 => b,
+                    PositionEncoding::Utf16 => s[..b].encode_utf16().count(),
+                    PositionEncoding::Chars => s[..b].chars().count(),
+                };
+                prop_assert_eq!(o, want);
+            }
+            let mut refs: Vec<&mut usize> = offs.iter_mut().collect();
+            prop_assert!(enc.decode(&s, &mut refs).is_ok());
+            prop_assert_eq!(&offs, &ends);
         }
     }
 }

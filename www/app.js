@@ -1,4 +1,7 @@
-// meetcite demo UI. All heavy work (wasm, model, verification) happens in worker.js.
+// meetcite demo UI. All heavy work (wasm, model, verification) runs in a Web Worker: the package's
+// own meetcite/worker (pkg/worker.js), as an app would use it.
+import { VerifierWorker } from './pkg/worker.js';
+
 const $ = (id) => document.getElementById(id);
 
 const MODEL_URLS = {
@@ -8,34 +11,10 @@ const MODEL_URLS = {
 };
 let examples = null; // data/examples.json, written by scripts/build-wasm.sh
 
-// ------------------------------------------------------------------ worker RPC
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-let nextId = 1;
-const pending = new Map();
-worker.onmessage = (ev) => {
-  const msg = ev.data;
-  const p = pending.get(msg.id);
-  if (!p) return;
-  if (msg.type === 'progress') {
-    p.onProgress && p.onProgress(msg);
-    return;
-  }
-  pending.delete(msg.id);
-  if (msg.type === 'result') p.resolve(msg.value);
-  else {
-    const e = new Error(msg.error.message);
-    e.code = msg.error.code;
-    p.reject(e);
-  }
-};
-worker.onerror = (ev) => showError({ code: 'worker', message: ev.message || 'worker failed to start' });
-function call(type, args = {}, onProgress) {
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject, onProgress });
-    worker.postMessage({ id, type, ...args });
-  });
-}
+// ------------------------------------------------------------------ worker
+const started = VerifierWorker.create();
+started.catch((e) => showError(e));
+const call = async (method, ...args) => (await started)[method](...args);
 
 // ------------------------------------------------------------------ state
 const state = {
@@ -112,7 +91,7 @@ function prepareMedia(chunks) {
   mediaUrl = URL.createObjectURL(silentWav(Math.ceil(end) + 5));
   media.src = mediaUrl;
   media.dataset.duration = String(Math.ceil(end) + 5);
-  const withUrl = chunks.find((c) => c.recording_url || c.recordingUrl);
+  const withUrl = chunks.find((c) => c.recording_url);
   $('media-note').textContent = withUrl
     ? 'Silent placeholder track (recordings open in a new tab from each citation).'
     : 'No recording in these chunks: a silent placeholder track stands in so citations can seek.';
@@ -153,7 +132,7 @@ async function ensureContext() {
   if (state.context && state.contextKey === key) return state.context;
   readChunks(); // surface JSON errors with a clear message
   // The textarea holds the file format (JSON string, UTF-8 byte offsets), exactly what the CLI reads.
-  const ctx = await call('buildContext', { chunks: $('chunks').value, opts: contextOptions() });
+  const ctx = await call('buildContext', $('chunks').value, contextOptions());
   state.context = ctx;
   state.contextKey = key;
   prepareMedia(ctx.sources.map((s) => s.chunk));
@@ -195,14 +174,19 @@ async function onVerify() {
   $('verify-status').textContent = 'Verifying…';
   try {
     const ctx = await ensureContext();
-    const { report, ms, nli, workers } = await call('verify', { answer: $('answer').value, sources: ctx.sources, opts: { policy: $('policy').value } });
+    const t0 = performance.now();
+    const worker = await started;
+    const report = await worker.verify($('answer').value, ctx.sources, { policy: $('policy').value });
+    const ms = Math.round(performance.now() - t0);
+    const nli = report.nli_used;
+    const workers = nli ? worker.loadInfo.workers : 1;
     state.report = report;
     state.timings.verify = ms;
     state.lastVerifyUsedModel = nli;
     state.lastVerifyWorkers = workers;
     renderReport(report, ctx);
     $('verify-status').textContent = `Done in ${ms} ms${nli ? (workers > 1 ? ` (${workers} workers)` : '') : ' (quote check only: model not loaded)'}.`;
-    call('renderMarkdown', { report }).then((md) => ($('markdown').textContent = md)).catch(() => {});
+    call('renderMarkdown', report).then((md) => ($('markdown').textContent = md)).catch(() => {});
     document.body.dataset.verified = 'true';
   } catch (e) {
     showError(e);
@@ -231,8 +215,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 function sourceFor(ctx, claim) {
-  if (claim.chunkId) {
-    const byId = ctx.sources.find((s) => s.chunk.id === claim.chunkId);
+  if (claim.chunk_id) {
+    const byId = ctx.sources.find((s) => s.chunk.id === claim.chunk_id);
     if (byId) return byId;
   }
   const label = claim.source == null ? null : String(claim.source).startsWith('S') ? claim.source : `S${claim.source}`;
@@ -249,10 +233,10 @@ function quoteTip(claim, src) {
     const b = Math.min(text.length, end + 120);
     const who = claim.speaker ? `${claim.speaker} · ` : '';
     const nli = claim.nli ? ` · entailment ${claim.nli.context.entailment.toFixed(2)}` : '';
-    tip.append(el('strong', { text: `${who}${src.label} · match ${claim.quoteScore ?? '?'}%${nli}` }), el('br'),
+    tip.append(el('strong', { text: `${who}${src.label} · match ${claim.quote_score ?? '?'}%${nli}` }), el('br'),
       a > 0 ? '…' : '', text.slice(a, start), el('mark', { text: text.slice(start, end) }), text.slice(end, b), b < text.length ? '…' : '');
-  } else if (claim.matchedText) {
-    tip.append('Matched: ', el('mark', { text: claim.matchedText }));
+  } else if (claim.matched_text) {
+    tip.append('Matched: ', el('mark', { text: claim.matched_text }));
   } else {
     tip.append('Quote not found in the cited source.');
   }
@@ -265,8 +249,8 @@ function renderReport(report, ctx) {
   const counts = {};
   for (const c of report.claims) counts[c.status] = (counts[c.status] || 0) + 1;
   const summary = Object.entries(counts).map(([s, n]) => el('span', { class: `badge ${STATUS_CLASS[s] || ''}`, 'data-count': s, text: `${n} ${STATUS_LABEL[s] || s}` }));
-  if (report.abstain) summary.push(el('span', { class: 'badge bad', 'data-abstain': '', text: report.abstainMessage || 'abstained' }));
-  summary.push(el('span', { class: 'muted', text: report.nliUsed ? 'quote + NLI check' : 'quote check only' }));
+  if (report.abstain) summary.push(el('span', { class: 'badge bad', 'data-abstain': '', text: report.abstain_message || 'abstained' }));
+  summary.push(el('span', { class: 'muted', text: report.nli_used ? 'quote + NLI check' : 'quote check only' }));
   $('summary').replaceChildren(...summary);
   report.claims.forEach((c, i) => {
     const src = sourceFor(ctx, c);
@@ -280,7 +264,7 @@ function renderReport(report, ctx) {
     }
     if (c.link) {
       meta.append(el('button', {
-        type: 'button', class: 'cite', 'data-seconds': c.link.seconds, 'data-meeting': c.link.meetingId,
+        type: 'button', class: 'cite', 'data-seconds': c.link.seconds, 'data-meeting': c.link.meeting_id,
         title: `Play from ${clock(c.link.seconds)}`, onclick: () => seek(c.link.seconds), text: `▶ ${c.link.label}`,
       }));
       if (c.link.url) meta.append(el('a', { href: c.link.url, target: '_blank', rel: 'noopener noreferrer', text: 'recording ↗' }));
@@ -305,25 +289,29 @@ function renderReport(report, ctx) {
 async function loadModel() {
   const bar = $('model-progress');
   const text = $('model-text');
-  const files = {};
   try {
-    await call('init');
+    const worker = await started;
     $('verify').disabled = false; // quote-only verification works without the model
     text.textContent = 'Downloading the NLI model…';
-    // ?workers=N: size of the verification pool (1 = one worker, no pool); default: the cores, at most 4
-    const workers = Number(new URLSearchParams(location.search).get('workers')) || undefined;
-    const info = await call('load', { urls: MODEL_URLS, workers }, (p) => {
-      files[p.file] = p;
-      const loaded = Object.values(files).reduce((a, f) => a + f.loaded, 0);
-      const total = Object.values(files).reduce((a, f) => a + (f.total || f.loaded), 0);
-      if (total) bar.value = loaded / total;
-      text.textContent = `${p.cached ? 'Loading the NLI model from cache' : 'Downloading the NLI model'}: ${fmtBytes(loaded)}${total ? ` / ${fmtBytes(total)}` : ''}`;
-      if (loaded >= total) text.textContent = 'Preparing the model…';
+    // ?workers=N: NLI workers (1 = the model in the demo's worker, no pool); default: the cores, at most 4
+    const workers = Number(new URLSearchParams(location.search).get('workers')) || 'auto';
+    const t0 = performance.now();
+    const info = await worker.load(MODEL_URLS, {
+      workers,
+      onProgress: ({ cached, overall }) => {
+        // `overall.total` is null while a size is unknown (no Content-Length behind a compressing
+        // server): show what has arrived, never "x / 0.0 MB"
+        if (overall.total) bar.value = overall.loaded / overall.total;
+        else bar.removeAttribute('value');
+        text.textContent = `${cached ? 'Loading the NLI model from cache' : 'Downloading the NLI model'}: ${fmtBytes(overall.loaded)}${overall.total ? ` / ${fmtBytes(overall.total)}` : ''}`;
+        if (overall.total && overall.loaded >= overall.total) text.textContent = 'Preparing the model…';
+      },
     });
     bar.value = 1;
     state.modelReady = true;
-    state.timings.load = info;
-    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${info.totalMs} ms${info.workers > 1 ? `, ${info.workers} workers` : ''}).`;
+    state.timings.load = { ...info, totalMs: Math.round(performance.now() - t0) };
+    if (info.poolError) console.warn('meetcite: worker pool unavailable, verifying in one worker', info.poolError);
+    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${state.timings.load.totalMs} ms${info.workers > 1 ? `, ${info.workers} workers` : ''}).`;
     document.body.dataset.model = 'ready';
     showTimings();
   } catch (e) {

@@ -35,10 +35,10 @@ try {
       if (i === COLD - 1) {
         warmMs = await page.evaluate(async () => (await import('/bench/browser/pages/e2e.mjs')).warm(5));
         console.log(`e2e: premiseTokens ${PT}, then pool x${POOL}`);
-        warm128 = await page.evaluate(async (pt) => (await import('/bench/browser/pages/e2e.mjs')).warm(5, { policy: 'warn', premiseTokens: pt }, 1), PT);
+        warm128 = await page.evaluate(async (pt) => (await import('/bench/browser/pages/e2e.mjs')).warm(5, { policy: 'warn', premise_tokens: pt }, 1), PT);
         pooled = await page.evaluate(async (a) => (await import('/bench/browser/pages/e2e.mjs')).pool(a), {
           size: POOL, runs: 5, nliRuns: Number(process.env.BENCH_NLI_RUNS || 10), pairs: nliPairs,
-          variants: [{ name: 'full', opts: { policy: 'warn' } }, { name: 'pt', opts: { policy: 'warn', premiseTokens: PT } }],
+          variants: [{ name: 'full', opts: { policy: 'warn' } }, { name: 'pt', opts: { policy: 'warn', premise_tokens: PT } }],
         });
       }
     } finally {

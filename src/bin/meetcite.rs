@@ -1,10 +1,10 @@
 //! `meetcite` command line: context, verify, match, score. Errors go to stderr, exit code 2.
 
+use meetcite::chunk::PositionEncoding;
 use meetcite::context::{from_json, Context, ContextOptions, Order, Source};
 use meetcite::nli::{NliConfig, NliModel};
 use meetcite::quote::{match_quote, MatchOptions};
 use meetcite::support::FEATURES;
-use meetcite::text::byte_to_char;
 use meetcite::verify::{score_premise, Entail, Policy, VerifyOptions};
 use meetcite::{build_context, parse_chunks, render_html, render_markdown, RenderOptions};
 use std::collections::HashMap;
@@ -166,11 +166,12 @@ fn run() -> Result<(), String> {
             let mo = MatchOptions::default();
             jsonl(input, |v| {
                 let text = field(&v, "text")?;
-                let m = match_quote(text, field(&v, "quote")?, &mo);
+                let mut m = match_quote(text, field(&v, "quote")?, &mo);
+                PositionEncoding::Chars.encode(text, &mut [&mut m.start, &mut m.end]);
                 Ok(serde_json::json!({
                     "id": v.get("id").cloned().unwrap_or(serde_json::Value::Null),
                     "matched": m.matched, "score": m.score,
-                    "start": byte_to_char(text, m.start), "end": byte_to_char(text, m.end),
+                    "start": m.start, "end": m.end,
                     "missing_numbers": m.missing_numbers,
                 }))
             })

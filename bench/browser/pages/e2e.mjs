@@ -22,7 +22,7 @@ export async function cold({ pkg, model, tokenizer, config, chunks, answer, opti
   self.__bench = { verifier, ctx, answerText, files: { model: m, tokenizer: tok, config: cfg }, pkg };
   return {
     coldMs: t4 - t0, initMs: t1 - t0, fetchMs: t2 - t1, loadMs: t3 - t2, verifyMs: t4 - t3,
-    sources: ctx.sources.length, claims: report.claims.length, counts: report.counts, nliUsed: report.nliUsed,
+    sources: ctx.sources.length, claims: report.claims.length, counts: report.counts, nliUsed: report.nli_used,
     nliClaims: report.claims.filter((c) => c.nli).length, conflicts: report.conflicts.length,
     statuses: report.claims.map((c) => `${c.status}${c.reasons.length ? ':' + c.reasons.map((r) => r.code).join('+') : ''}`),
   };

@@ -66,7 +66,7 @@ test('demo: load, verify the example, seek at a citation, no leaks', { timeout: 
   console.log(`# chromium: statuses ${statuses.join(', ')}; verify ${await page.evaluate(() => window.meetciteDemo.timings.verify)} ms`);
   assert.ok(statuses.includes('supported'), `a supported claim: ${statuses}`);
   assert.ok(statuses.some((s) => s !== 'supported'), `a flagged claim: ${statuses}`);
-  assert.equal(await page.evaluate(() => window.meetciteDemo.report.nliUsed), true, 'the NLI model took part');
+  assert.equal(await page.evaluate(() => window.meetciteDemo.report.nli_used), true, 'the NLI model took part');
   assert.ok(await page.$('#claims .quote .tip'), 'quote tooltip present');
   assert.ok((await page.$$('#claims [data-reason]')).length >= 1, 'warning badges present');
 

@@ -81,9 +81,9 @@ test('VerifierPool x2 gives the single Verifier report (10 claims / 20 chunks)',
   }, { chunks, answer });
   console.log(`# chromium: ${r.pairs} NLI pairs; verify single ${Math.round(r.singleMs)} ms, pool x2 ${Math.round(r.poolMs)} ms (first calls)`);
   assert.equal(r.size, 2);
-  assert.equal(r.config.maxLength, 256);
+  assert.equal(r.config.max_length, 256);
   assert.equal(r.kept, true, 'the model bytes are still usable by the caller');
-  assert.equal(r.single.nliUsed, true);
+  assert.equal(r.single.nli_used, true);
   assert.ok(r.pairs >= 10, `pairs ${r.pairs}`);
   sameReport(r.pooled, r.single);
   assert.ok(r.single.claims.some((c) => c.nli), 'claims reached NLI');
@@ -129,6 +129,6 @@ test('demo: pool (default) and single-worker fallback (?workers=1) give the same
   assert.equal(single.workers, 1);
   assert.equal(single.loadWorkers, 1);
   assert.equal(pooled.workers, cores > 1 ? Math.min(cores, 4) : 1);
-  assert.equal(pooled.report.nliUsed, true);
+  assert.equal(pooled.report.nli_used, true);
   sameReport(pooled.report, single.report);
 });

@@ -130,7 +130,7 @@ const DOM_CHECK = (root) => {
   return bad;
 };
 
-test('package: renderHtml / renderMarkdown of a hostile report run nothing', { timeout: 120_000 }, async () => {
+test('package: renderHtml / renderMarkdown of a hostile report run nothing', { timeout: SLOW }, async () => {
   const page = await env.browser.context.newPage();
   const dialogs = [];
   page.on('dialog', (d) => {
@@ -158,7 +158,7 @@ test('package: renderHtml / renderMarkdown of a hostile report run nothing', { t
     await m.default();
     const ctx = m.buildContext(chunks, { order: 'date', question: '<script>__x()</script>' });
     const report = m.verify(answer, ctx.sources, { policy: 'warn' });
-    const html = m.renderHtml(report, {}) + m.renderHtml(report, { hideFlagged: true });
+    const html = m.renderHtml(report, {}) + m.renderHtml(report, { hide_flagged: true });
     document.getElementById('out').innerHTML = html;
     const md = m.renderMarkdown(report, {});
     // a naive Markdown step, as an integrator might write it: links become <a>, the rest is

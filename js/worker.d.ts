@@ -1,0 +1,66 @@
+// Types of meetcite/worker (worker.js): meetcite in a Web Worker, promise API.
+// No DOM types: this compiles under `lib: ["es2022"]` alone.
+import type { Chunk, Context, ContextOptions, Gold, MatchOptions, Metrics, ModelConfig, ParsedAnswer, Probs, QuoteMatch, RenderOptions, Report, Source, VerifyOptions } from './meetcite.js';
+import type { LoadModelOptions, ModelSource } from './model.js';
+
+export type { ModelProgress, ModelSource, LoadModelOptions } from './model.js';
+
+export interface WorkerOptions {
+  /** Where worker-thread.js is (default: next to worker.js; bundlers that recognise `new Worker(new URL(...))` find it). */
+  workerUrl?: string | { readonly href: string };
+  /** Where meetcite_bg.wasm is (default: next to worker-thread.js). */
+  wasmUrl?: string | { readonly href: string };
+  /** meetcite_bg.wasm already compiled (a `WebAssembly.Module`): used instead of `wasmUrl`. */
+  module?: object;
+}
+
+export interface WorkerLoadOptions extends Omit<LoadModelOptions, 'fetch' | 'signal' | 'credentials'> {
+  /** NLI workers: 1 (default: the model in this worker), n, or "auto" = min(cores, 4) (a VerifierPool, one model each). */
+  workers?: number | 'auto';
+  /** Where pool-worker.js is, for `workers` > 1 (default: next to pool.js). */
+  poolWorkerUrl?: string | { readonly href: string };
+}
+
+/** What a load did. */
+export interface LoadInfo {
+  config: ModelConfig;
+  /** NLI workers in use (1 when the pool could not start: see `poolError`) */
+  workers: number;
+  poolError: { code: string; message: string } | null;
+  /** all files came from the Cache API */
+  cached: boolean;
+  modelBytes: number;
+  fetchMs: number;
+  initMs: number;
+}
+
+/** meetcite in a Web Worker: the functions of the main module and of `Verifier`, as promises. */
+export declare class VerifierWorker {
+  /** Start the worker and its wasm instance (no model: verify checks quotes, numbers, speakers, history). */
+  static create(options?: WorkerOptions): Promise<VerifierWorker>;
+  /** `create` then `load`: the counterpart of `Verifier.load`. */
+  static load(model: ModelSource, options?: WorkerOptions & WorkerLoadOptions): Promise<VerifierWorker>;
+  /** The model's config.json once a model is loaded, else null. */
+  readonly config: ModelConfig | null;
+  readonly loaded: boolean;
+  readonly loadInfo: LoadInfo | null;
+  /** The crate version. */
+  readonly version: string | null;
+  /** Load (or replace) the NLI model: URLs are fetched in the worker (progress, Cache API), bytes are copied. */
+  load(model: ModelSource, options?: WorkerLoadOptions): Promise<LoadInfo>;
+  parseChunks(chunks: Chunk[] | { chunks: Chunk[] } | string): Promise<Chunk[]>;
+  buildContext(chunks: Chunk[] | { chunks: Chunk[] } | string, opts?: ContextOptions): Promise<Context>;
+  parseAnswer(answer: string): Promise<ParsedAnswer>;
+  matchQuote(text: string, quote: string, opts?: MatchOptions): Promise<QuoteMatch>;
+  /** With NLI once a model is loaded (waits for a load in progress), else the deterministic checks. */
+  verify(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<Report>;
+  plan(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<[premise: string, hypothesis: string][]>;
+  score(pairs: [premise: string, hypothesis: string][]): Promise<Probs[]>;
+  renderHtml(report: Report, opts?: RenderOptions): Promise<string>;
+  renderMarkdown(report: Report, opts?: RenderOptions): Promise<string>;
+  metrics(report: Report, gold?: Gold): Promise<Metrics>;
+  /** Stop the worker; pending and later calls reject with code `terminated`. */
+  terminate(): void;
+}
+
+export default VerifierWorker;

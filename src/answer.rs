@@ -138,17 +138,16 @@ fn find_json(text: &str) -> Result<Value, AnswerError> {
                     continue;
                 }
                 Some(Ok(_)) => {}
-                Some(Err(e)) => {
-                    if first_err.is_none() {
-                        // line/column relative to the whole answer
-                        let base = cand.as_ptr() as usize - text.as_ptr() as usize + start;
-                        let before = &text[..base];
-                        let line0 = before.matches('\n').count();
-                        let col0 = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-                        let (line, column) = if e.line() <= 1 { (line0 + 1, col0 + e.column()) } else { (line0 + e.line(), e.column()) };
-                        first_err = Some(AnswerError::Malformed { line, column, message: e.to_string() });
-                    }
+                Some(Err(e)) if first_err.is_none() => {
+                    // line/column relative to the whole answer
+                    let base = cand.as_ptr() as usize - text.as_ptr() as usize + start;
+                    let before = &text[..base];
+                    let line0 = before.matches('\n').count();
+                    let col0 = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+                    let (line, column) = if e.line() <= 1 { (line0 + 1, col0 + e.column()) } else { (line0 + e.line(), e.column()) };
+                    first_err = Some(AnswerError::Malformed { line, column, message: e.to_string() });
                 }
+                Some(Err(_)) => {}
                 None => {}
             }
             offset = start + 1;

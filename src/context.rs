@@ -135,8 +135,8 @@ impl Timeline {
     }
 
     fn overlaps(&self, span: (f64, f64)) -> bool {
-        if !(span.1 > span.0) {
-            return false; // no duration: overlaps nothing
+        if span.1.partial_cmp(&span.0) != Some(std::cmp::Ordering::Greater) {
+            return false; // no duration (or NaN): overlaps nothing
         }
         // kept chunks starting before this one ends, latest first, while they end after it starts
         for (&k, &end) in self.0.range(..Self::key(span.1)).rev() {

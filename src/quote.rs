@@ -119,7 +119,7 @@ impl Peq {
             let slot = match known {
                 Some(s) => s,
                 None => {
-                    p.masks.extend(std::iter::repeat_n(0, nb));
+                    p.masks.extend(std::iter::repeat(0).take(nb));
                     let s = p.masks.len() / nb - 1;
                     if (c as u32) < 128 {
                         p.ascii[c as usize] = s;

@@ -302,7 +302,7 @@ pub fn clean_premise(text: &str) -> String {
     for line in out.split('\n') {
         let mut l = String::with_capacity(line.len());
         for w in line.split_whitespace() {
-            if !l.is_empty() && !(w.len() == 1 && matches!(w, "," | "." | "?" | "!" | ";" | ":")) {
+            if !(l.is_empty() || w.len() == 1 && matches!(w, "," | "." | "?" | "!" | ";" | ":")) {
                 l.push(' ');
             }
             l.push_str(w);
@@ -1117,7 +1117,7 @@ fn speaker_feature(claim: &str, ev: &Evidence, nli: &NliPart) -> (f64, f64) {
     let mut other_best: f64 = 0.0;
     for t in &ev.turns {
         let best = sentence_spans(ev.turn_text(t)).into_iter().map(|s| coverage(&cw, &stem_set(s))).fold(0.0, f64::max);
-        if named.iter().any(|n| *n == t.speaker) {
+        if named.contains(&t.speaker) {
             named_best = named_best.max(best);
         } else if !t.speaker.is_empty() {
             other_best = other_best.max(best);
@@ -1187,8 +1187,8 @@ mod tests {
     fn nli_only_reproduces_the_old_rule() {
         let c = SupportConfig::nli_only(0.35);
         let mut v = vec![0.0; FEATURES.len()];
-        for (p, want) in [(0.34, false), (0.36, true), (0.9, true)] {
-            v[0] = (p / (1.0 - p) as f64).ln();
+        for (p, want) in [(0.34f64, false), (0.36, true), (0.9, true)] {
+            v[0] = (p / (1.0 - p)).ln();
             assert_eq!(c.score(&v).supported, want, "p={p}");
         }
     }

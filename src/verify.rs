@@ -299,7 +299,10 @@ pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<
 }
 
 /// [`verify`], and the support features of each scored claim (by claim index).
-fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<(Report, Vec<(usize, Vec<f64>)>), VerifyError> {
+/// The support features of each scored claim, by claim index (what `score_premise` reports).
+type ClaimFeatures = Vec<(usize, Vec<f64>)>;
+
+fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<(Report, ClaimFeatures), VerifyError> {
     let mut feats = Vec::new();
     let parsed = parse_answer(answer)?;
     let speakers = all_speakers(sources);

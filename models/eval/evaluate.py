@@ -23,7 +23,7 @@ from tokenizers import Tokenizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.dirname(HERE)
-NLI = os.environ.get("NLI_DIR", "/work/shared/data/nli/normalized")
+NLI = os.environ.get("NLI_DIR", os.path.join(MODELS, "..", "..", "shared", "data", "nli", "normalized"))
 CFG = json.load(open(os.path.join(MODELS, "config.json")))
 LABELS = [CFG["id2label"][str(i)] for i in range(len(CFG["id2label"]))]
 E, N, C = LABELS.index("entailment"), LABELS.index("neutral"), LABELS.index("contradiction")
@@ -253,8 +253,9 @@ def diff(a, b):
 
 
 def tract_probs(binary, onnx_path, pairs):
-    """Probabilities from tract (native) through the meetcite CLI: `meetcite score` on a temporary model folder that
-    holds this ONNX file, models/tokenizer.json and models/config.json."""
+    """Probabilities from tract (native) through the meetcite CLI: `meetcite score --pair` (the raw pair, no premise
+    cleaning or windows) on a temporary model folder that holds this ONNX file, models/tokenizer.json and
+    models/config.json."""
     import subprocess, tempfile
     with tempfile.TemporaryDirectory() as d:
         os.symlink(os.path.abspath(onnx_path), os.path.join(d, CFG["model_file"]))
@@ -264,7 +265,7 @@ def tract_probs(binary, onnx_path, pairs):
         with open(inp, "w") as f:
             for i, (a, b) in enumerate(pairs):
                 f.write(json.dumps({"id": i, "premise": a, "hypothesis": b}, ensure_ascii=False) + "\n")
-        out = subprocess.run([binary, "score", "--input", inp, "--model", d], check=True, capture_output=True, text=True).stdout
+        out = subprocess.run([binary, "score", "--pair", "--input", inp, "--model", d], check=True, capture_output=True, text=True).stdout
     rows = [json.loads(l) for l in out.splitlines() if l.strip()]
     assert [r["id"] for r in rows] == list(range(len(pairs)))
     return np.array([[r[l] for l in LABELS] for r in rows], dtype=np.float64)

@@ -16,7 +16,7 @@ import json, os, random, re, sys, glob
 
 from tokenizers import Tokenizer
 
-QMSUM = os.environ.get("QMSUM_DIR", "/work/shared/data/qmsum")
+QMSUM = os.environ.get("QMSUM_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "data", "qmsum"))
 STOP = set("""a an the and or but of to in on at for with by from as is are was were be been being it its this that
 these those they them their he she his her we our you your i me my there here which who whom what when where why how
 also would could should will can may might must do did does done have has had not no so than then too very just into
@@ -155,7 +155,7 @@ def perturb(sent, speakers, rng):
 
 
 def build(split, budget, seed=13, min_cov=0.4, n_contra=2):
-    tok = Tokenizer.from_file(os.environ.get("TOKENIZER", "/work/main/models/tokenizer.json"))
+    tok = Tokenizer.from_file(os.environ.get("TOKENIZER", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tokenizer.json")))
     rng = random.Random(seed)
     pairs = []
     for f in sorted(glob.glob(f"{QMSUM}/{split}/*.json")):
@@ -210,7 +210,7 @@ def attribution_pairs(split, budget, seed=7, per_meeting=25, both=False):
     """Speaker-attribution pairs: '<Speaker> said that <sentence of one of their turns>' vs. a window that contains the
     turn (entailment), the same claim with the speaker swapped / negated / a number changed (contradiction), and the
     claim vs. a distant window (neutral)."""
-    tok = Tokenizer.from_file(os.environ.get("TOKENIZER", "/work/main/models/tokenizer.json"))
+    tok = Tokenizer.from_file(os.environ.get("TOKENIZER", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tokenizer.json")))
     rng = random.Random(seed)
     pairs = []
     for f in sorted(glob.glob(f"{QMSUM}/{split}/*.json")):

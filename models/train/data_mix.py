@@ -1,7 +1,7 @@
 """Training / dev data mix (commercially usable sources only; see MODEL_CARD.md for licences)."""
 import json, os, random
 
-NLI = os.environ.get("NLI_DIR", "/work/shared/data/nli/normalized")
+NLI = os.environ.get("NLI_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "data", "nli", "normalized"))
 HERE = os.path.dirname(os.path.abspath(__file__))
 QMSUM_TRAIN = os.environ.get("QMSUM_TRAIN_PAIRS", os.path.join(HERE, "out", "qmsum_train_pairs.jsonl"))
 # v2 (continued training) uses a larger QMSum-train pair file, see README step 4b

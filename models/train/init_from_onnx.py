@@ -86,7 +86,7 @@ def map_to_state_dict(g, tensors):
 
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(MODELS, "nli-minilm-l6-int8.onnx")
-    dst = sys.argv[2] if len(sys.argv) > 2 else "/work/ckpt/from_onnx.pt"
+    dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "from_onnx.pt")
     pp = sys.argv[3] if len(sys.argv) > 3 else os.path.join(MODELS, "eval", "parity_pairs.jsonl")
     torch.set_num_threads(2)
     from transformers import BertForSequenceClassification

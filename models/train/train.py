@@ -119,7 +119,8 @@ def evaluate(model, enc_dev, dev, bs=64):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ckpt-dir", default="/work/ckpt")
+    ap.add_argument("--ckpt-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "ckpt"),
+                    help="checkpoints (large: outside the repository by default, next to the checkout)")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--epochs", type=float, default=1.6)
     ap.add_argument("--bs", type=int, default=32)

@@ -18,10 +18,11 @@ const USAGE: &str = "usage:
                    [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
                    [--premise-tokens N]
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
-  meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N]
+  meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N] [--pair]
                    lines {id,premise,hypothesis[,quote]} -> {id,support,supported,parts,entailment,..}
                    (as verify judges a claim citing the premise; without a quote, the premise's
-                   best-covering windows are scored)";
+                   best-covering windows are scored). --pair: only the model's probabilities for
+                   exactly that pair (no cleaning, no windows; for parity checks)";
 
 struct Args {
     cmd: String,
@@ -39,7 +40,7 @@ fn parse_args() -> Result<Args, String> {
     let mut flags = Vec::new();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--no-nli" | "--help" | "--features" => flags.push(a),
+            "--no-nli" | "--help" | "--features" | "--pair" => flags.push(a),
             s if s.starts_with("--") => {
                 let v = it.next().ok_or_else(|| format!("{s} needs a value"))?;
                 opts.insert(s[2..].to_string(), v);
@@ -182,6 +183,18 @@ fn run() -> Result<(), String> {
             let with_features = a.flags.iter().any(|f| f == "--features");
             let premise_tokens = premise_tokens(&a)?;
             let opts = VerifyOptions { nli: Some(&model as &dyn Entail), premise_tokens, ..Default::default() };
+            if a.flags.iter().any(|f| f == "--pair") {
+                // the raw model on the raw pair: what other runtimes compute for the same input
+                return jsonl(input, |v| {
+                    let pair = (field(&v, "premise")?, field(&v, "hypothesis")?);
+                    let p = model.score(&[pair]).map_err(|e| format!("[{}] {e}", e.code()))?[0];
+                    Ok(serde_json::json!({
+                        "id": v.get("id").cloned().unwrap_or(serde_json::Value::Null),
+                        "entailment": p.entailment, "neutral": p.neutral, "contradiction": p.contradiction,
+                        "nli_supported": model.supported(&p),
+                    }))
+                });
+            }
             jsonl(input, |v| {
                 let quote = match v.get("quote") {
                     None | Some(serde_json::Value::Null) => None,

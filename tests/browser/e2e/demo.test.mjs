@@ -100,6 +100,37 @@ test('demo: load, verify the example, seek at a citation, no leaks', { timeout: 
   assert.deepEqual(consoleErrors, [], 'no console errors');
 });
 
+// The README's worked example (pricing) in the demo, with the model on: every verdict as in the
+// README and tests/support.rs, claim 1 superseded by the May review.
+test('demo: the pricing example gives the README verdicts with the model on', { timeout: SLOW + 60_000 }, async () => {
+  const { context } = env.browser;
+  const page = await context.newPage();
+  await page.goto(env.server.url);
+  await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: SLOW });
+  await page.selectOption('#example-select', 'pricing');
+  await page.waitForFunction(() => document.querySelector('#answer').value.includes('fifteen percent'), null, { timeout: 30_000 });
+  await page.selectOption('#order', 'date');
+  await page.click('#build');
+  await page.waitForFunction(() => document.querySelector('#prompt').textContent.includes('[S1]'));
+  await page.evaluate(() => { document.body.dataset.verified = ''; });
+  await page.click('#verify');
+  await page.waitForFunction(() => document.body.dataset.verified === 'true', null, { timeout: SLOW });
+  const report = await page.evaluate(() => window.meetciteDemo.report);
+  assert.equal(report.nli_used, true, 'the NLI model took part');
+  const got = report.claims.map((c) => [c.status, c.reasons[0]?.code ?? null]);
+  assert.deepEqual(got, [
+    ['flagged', 'superseded'],
+    ['flagged', 'claim_number_mismatch'],
+    ['flagged', 'speaker_mismatch'],
+    ['supported', null],
+    ['supported', null],
+    ['unknown_source', 'unknown_source'],
+  ]);
+  const statuses = await page.$$eval('#claims > li', (lis) => lis.map((li) => li.dataset.status));
+  assert.deepEqual(statuses, got.map((g) => g[0]), 'the page shows the report');
+  await page.close();
+});
+
 test('demo: second visit loads the model from the Cache API', { timeout: SLOW }, async () => {
   const { context } = env.browser;
   const requests = recordRequests(context);

@@ -175,3 +175,63 @@ fn support_config_is_validated_and_optional() {
     assert_eq!(s.parts.len(), 1);
     assert_eq!(s.parts[0].feature, "nli_entail");
 }
+
+mod no_panic {
+    //! The support features are string work on untrusted text (chunks and claims from the page):
+    //! any text, any claim, no panic, finite values. (An inline-label search once sliced inside
+    //! a multi-byte character; found on calib data, now pinned here for every input shape.)
+    use meetcite::support::{clean_premise, features, line_turns, windows, Evidence, NliPart, FEATURES};
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        // speaker labels, sentence ends, numbers, dashes, multi-byte letters, markers, newlines
+        let piece = prop_oneof![
+            Just("Dana Okafor: ".to_string()),
+            Just("Project Manager: ".to_string()),
+            Just(". ".to_string()),
+            Just("? ".to_string()),
+            Just("\n".to_string()),
+            Just("{disfmarker} ".to_string()),
+            Just("ten percent ".to_string()),
+            Just("15% ".to_string()),
+            Just("2024-05-03 ".to_string()),
+            Just("—".to_string()),
+            Just("naïve Zoë ".to_string()),
+            Just("we agreed ".to_string()),
+            Just("not ".to_string()),
+            "\\PC{0,12}",
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn any_text_any_claim(premise in text(), claim in text(), cut in 0usize..64) {
+            let turns = line_turns(&premise);
+            for t in &turns {
+                prop_assert!(t.start <= t.end && t.end <= premise.len());
+                prop_assert!(premise.is_char_boundary(t.start) && premise.is_char_boundary(t.end));
+            }
+            let cleaned = clean_premise(&premise);
+            let ev = Evidence::from_text(&cleaned);
+            let count = |s: &str| s.split_whitespace().count();
+            let ws = windows(&claim, &ev, 8 + cut, 3, &count);
+            prop_assert!(ws.len() <= 3);
+            let local = ws.first().map(|w| w.premise.as_str()).unwrap_or("");
+            let part = NliPart {
+                entailment: 0.5,
+                entailment_mean: 0.4,
+                contradiction: 0.1,
+                local,
+                turns: ws.first().and_then(|w| w.turns),
+                quote_turn: None,
+                quote_speakers: &[],
+                quoted: None,
+            };
+            let f = features(&claim, &ev, &part);
+            prop_assert_eq!(f.len(), FEATURES.len());
+            prop_assert!(f.iter().all(|v| v.is_finite()), "{:?}", f);
+        }
+    }
+}

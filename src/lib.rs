@@ -24,6 +24,7 @@ pub mod render;
 pub mod report;
 pub mod support;
 pub mod text;
+pub mod transcript;
 pub mod verify;
 #[cfg(feature = "wasm")]
 pub mod wasm;

@@ -89,3 +89,56 @@ fn score_command_gives_the_support_score_as_verify_would() {
     assert_eq!(code, 2);
     assert!(err.contains("quote"), "{err}");
 }
+
+#[test]
+fn chunk_command_reads_a_transcript_and_its_chunks_verify() {
+    let (code, out, err) = cli(&[
+        "chunk",
+        "--transcript",
+        "tests/fixtures/transcripts/teams.vtt",
+        "--meeting-id",
+        "pricing-0503",
+        "--title",
+        "Pricing review",
+        "--date",
+        "2024-05-03",
+        "--recording-url",
+        "https://recordings.example.com/pricing-0503.mp4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("read as vtt (auto)"), "{err}");
+    let chunks = meetcite::parse_chunks(&out).expect("the output is chunk JSON meetcite reads");
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(chunks[0].speakers, vec!["Priya Raman", "Luis Vega"]);
+    // and it goes straight into verify: the quote's time is its cue's second
+    let dir = std::env::temp_dir().join(format!("meetcite-chunk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("chunks.json"), &out).unwrap();
+    std::fs::write(
+        dir.join("answer.json"),
+        r#"{"claims":[{"text":"The pilot stays at three months.","source":"S1","quote":"And the pilot stays at three months."}]}"#,
+    )
+    .unwrap();
+    let (code, out, err) = cli(&[
+        "verify",
+        "--no-nli",
+        "--chunks",
+        dir.join("chunks.json").to_str().unwrap(),
+        "--answer",
+        dir.join("answer.json").to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Pricing review, 3 May, 10:17, Luis Vega"), "{out}");
+    assert!(out.contains("pricing-0503.mp4"), "{out}");
+    // a broken file: the code, the format and the line
+    std::fs::write(dir.join("bad.vtt"), "WEBVTT\n\n00:00:01.000 --> 00:00:0x.000\nhello\n").unwrap();
+    let (code, _, err) = cli(&["chunk", "--transcript", dir.join("bad.vtt").to_str().unwrap(), "--meeting-id", "m"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("[transcript_cue]") && err.contains("line 3"), "{err}");
+    let (code, _, err) = cli(&["chunk", "--transcript", "tests/fixtures/transcripts/zoom.vtt", "--format", "docx", "--meeting-id", "m"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--format"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

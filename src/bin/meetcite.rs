@@ -17,6 +17,9 @@ const USAGE: &str = "usage:
   meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE
                    [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
                    [--premise-tokens N]
+  meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|vtt|srt|chunks]
+                   [--title T] [--date YYYY-MM-DD] [--recording-url URL] [--max-words N]
+                   [--overlap-turns K]   speech-to-text output -> chunk JSON (stdout)
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
   meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N] [--pair]
                    lines {id,premise,hypothesis[,quote]} -> {id,support,supported,parts,entailment,..}
@@ -161,6 +164,41 @@ fn run() -> Result<(), String> {
                 }
                 Some(f) => Err(format!("--format must be json, markdown or html, not {f:?}")),
             }
+        }
+        "chunk" => {
+            use meetcite::transcript::{chunk_segments, detect, import, ChunkOptions, Format};
+            let path = a.opts.get("transcript").ok_or("--transcript FILE is required")?;
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+            let fmt_err = |e: meetcite::transcript::TranscriptError| format!("[{}] {path}: {e}", e.code());
+            let format = match a.opts.get("format").map(String::as_str).unwrap_or("auto") {
+                "auto" => {
+                    let f = detect(&text).map_err(fmt_err)?;
+                    eprintln!("meetcite: {path}: read as {} (auto)", f.name());
+                    f
+                }
+                name => Format::from_name(name).ok_or_else(|| format!("--format {name:?}: one of auto, whisperx, vtt, srt, chunks"))?,
+            };
+            let chunks = if format == Format::Chunks {
+                parse_chunks(&text).map_err(|e| format!("[{}] {path}: {e}", e.code()))?
+            } else {
+                let number = |k: &str, default: usize| match a.opts.get(k) {
+                    None => Ok(default),
+                    Some(n) => n.parse::<usize>().map_err(|_| format!("--{k} must be a whole number, not {n:?}")),
+                };
+                let d = ChunkOptions::default();
+                let opts = ChunkOptions {
+                    meeting_id: a.opts.get("meeting-id").cloned().ok_or("--meeting-id ID is required")?,
+                    title: a.opts.get("title").cloned().unwrap_or_default(),
+                    date: a.opts.get("date").cloned().unwrap_or_default(),
+                    recording_url: a.opts.get("recording-url").cloned(),
+                    acl: None,
+                    max_words: number("max-words", d.max_words)?,
+                    overlap_turns: number("overlap-turns", d.overlap_turns)?,
+                };
+                chunk_segments(&import(&text, format).map_err(fmt_err)?, &opts).map_err(fmt_err)?
+            };
+            println!("{}", serde_json::to_string_pretty(&chunks).map_err(|e| e.to_string())?);
+            Ok(())
         }
         "match" => {
             let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;

@@ -1,0 +1,131 @@
+//! Transcripts in: WhisperX JSON, Teams and Zoom WebVTT, SRT -> chunks -> a verified answer whose
+//! citation time is the quoted words' second.
+use meetcite::transcript::{chunk_segments, detect, import, ChunkOptions, Format, Segment};
+use meetcite::{build_context, verify, ContextOptions, Status, VerifyOptions};
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/fixtures/transcripts/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn opts(id: &str) -> ChunkOptions {
+    ChunkOptions { meeting_id: id.into(), title: "Pricing sync".into(), date: "2024-04-12".into(), ..Default::default() }
+}
+
+#[test]
+fn formats_are_detected() {
+    assert_eq!(detect(&fixture("whisperx.json")).unwrap(), Format::WhisperX);
+    assert_eq!(detect(&fixture("teams.vtt")).unwrap(), Format::Vtt);
+    assert_eq!(detect(&fixture("zoom.vtt")).unwrap(), Format::Vtt);
+    assert_eq!(detect(&fixture("plain.srt")).unwrap(), Format::Srt);
+    assert_eq!(detect("[]").unwrap(), Format::Chunks);
+    let e = detect("{\"results\": {}}").unwrap_err();
+    assert_eq!(e.code(), "transcript_format");
+    assert!(e.to_string().contains("results"), "{e}");
+    assert_eq!(detect("hello there").unwrap_err().code(), "transcript_format");
+}
+
+#[test]
+fn whisperx_words_without_times_are_kept_and_timed() {
+    let segs = import(&fixture("whisperx.json"), Format::WhisperX).unwrap();
+    assert_eq!(segs.len(), 3);
+    let ten = segs[1].words.iter().find(|w| w.word == "10").expect("the unaligned digit is kept");
+    // between "a" (ends 1808.7) and "percent" (starts 1809.4)
+    assert_eq!((ten.start, ten.end), (1808.7, 1809.4));
+    let chunks = chunk_segments(&segs, &opts("pricing-0412")).unwrap();
+    assert_eq!(chunks.len(), 1);
+    let c = &chunks[0];
+    // one turn per speaker run: SPEAKER_00's two segments are one turn
+    let turns = c.turns.as_ref().unwrap();
+    assert_eq!(turns.iter().map(|t| t.speaker.as_str()).collect::<Vec<_>>(), vec!["SPEAKER_00", "SPEAKER_01"]);
+    assert_eq!(&c.text[turns[1].text_start..turns[1].text_end], "Finance can live with that.");
+    assert!(c.text.starts_with("SPEAKER_00: I talked to their procurement team. We should offer a 10 percent"));
+    // every word is there with its offset into the chunk text
+    let words = c.words.as_ref().unwrap();
+    assert_eq!(words.len(), 21);
+    for w in words {
+        let o = w.offset.expect("offset found");
+        assert_eq!(&c.text[o..o + w.word.len()], w.word);
+    }
+    assert_eq!((c.start, c.end), (1805.2, 1822.5));
+    // stable ids: same input and options, same ids
+    assert_eq!(c.id, "pricing-0412-1805200");
+    assert_eq!(chunk_segments(&segs, &opts("pricing-0412")).unwrap(), chunks);
+}
+
+#[test]
+fn teams_vtt_unclosed_voices_out_of_order_notes_and_settings() {
+    let segs = import(&fixture("teams.vtt"), Format::Vtt).unwrap();
+    let got: Vec<(&str, f64, &str)> = segs.iter().map(|s| (s.speaker.as_str(), s.start, s.text.as_str())).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("Priya Raman", 609.0, "The pilot discount is now five percent."),
+            ("Luis Vega", 617.0, "And the pilot stays at three months."),
+            ("Luis Vega", 621.0, "Finance signed off & legal too."),
+        ]
+    );
+    let zoom = import(&fixture("zoom.vtt"), Format::Vtt).unwrap();
+    assert_eq!(zoom.iter().map(|s| s.speaker.as_str()).collect::<Vec<_>>(), vec!["Dana Okafor", "Luis Vega"]);
+    assert_eq!(zoom[1].text, "I think ten percent is fine.");
+    let srt = import(&fixture("plain.srt"), Format::Srt).unwrap();
+    assert_eq!(srt.len(), 2);
+    assert_eq!((srt[1].start, srt[1].end, srt[1].speaker.as_str()), (3.6, 6.0, ""));
+}
+
+#[test]
+fn broken_files_name_the_place() {
+    let e = import("WEBVTT\n\n00:00:01.000 --> 00:00:0x.000\nhello\n", Format::Vtt).unwrap_err();
+    assert_eq!((e.code(), e.to_string().contains("line 3")), ("transcript_cue", true), "{e}");
+    let e = import("WEBVTT\n\n00:00:05.000 --> 00:00:01.000\nhello\n", Format::Vtt).unwrap_err();
+    assert!(e.to_string().contains("before it starts"), "{e}");
+    let e = import("{\"segments\": [{\"start\": 1, \"end\": 2, \"text\": 5}]}", Format::WhisperX).unwrap_err();
+    assert_eq!(e.code(), "transcript_json");
+    assert!(e.to_string().contains("segments[0].text"), "{e}");
+    assert_eq!(import("WEBVTT\n", Format::Vtt).unwrap_err().code(), "transcript_empty");
+    assert_eq!(chunk_segments(&import(&fixture("zoom.vtt"), Format::Vtt).unwrap(), &ChunkOptions::default()).unwrap_err().code(), "chunk_options");
+}
+
+#[test]
+fn budget_and_overlap() {
+    let segs = import(&fixture("teams.vtt"), Format::Vtt).unwrap();
+    // 7 + 7 + 6 words: a budget of 8 gives one turn per chunk (Luis's two cues would pass it)
+    let small = ChunkOptions { max_words: 8, ..opts("m") };
+    let c = chunk_segments(&segs, &small).unwrap();
+    assert_eq!(c.len(), 3);
+    assert!(c.iter().all(|c| c.text.split_whitespace().count() <= 8 + 2), "budget counts the words, the label is extra");
+    // one turn of overlap: each chunk starts with the last turn of the one before
+    let talk: Vec<Segment> = (0..4)
+        .map(|i| Segment {
+            speaker: ["Ana", "Ben"][i % 2].into(),
+            start: 10.0 * i as f64,
+            end: 10.0 * i as f64 + 9.0,
+            text: format!("turn {i} has five words"),
+            words: vec![],
+        })
+        .collect();
+    let ov = chunk_segments(&talk, &ChunkOptions { max_words: 10, overlap_turns: 1, ..opts("m") }).unwrap();
+    let starts: Vec<Vec<f64>> = ov.iter().map(|c| c.turns.as_ref().unwrap().iter().map(|t| t.start).collect()).collect();
+    assert_eq!(starts, vec![vec![0.0, 10.0], vec![10.0, 20.0], vec![20.0, 30.0]]);
+    // ids are unique and stable
+    let ids: std::collections::HashSet<_> = ov.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(ids.len(), ov.len());
+    // an overlap as large as a chunk still moves forward
+    let big = chunk_segments(&talk, &ChunkOptions { max_words: 10, overlap_turns: 5, ..opts("m") }).unwrap();
+    assert_eq!(big.len(), 3);
+}
+
+/// From a WhisperX file to a verified claim whose citation points at the quoted words' second.
+#[test]
+fn transcript_to_verified_citation() {
+    let segs = import(&fixture("whisperx.json"), Format::WhisperX).unwrap();
+    let chunks = chunk_segments(&segs, &ChunkOptions { recording_url: Some("https://rec.example.com/p.mp4".into()), ..opts("pricing-0412") }).unwrap();
+    let ctx = build_context(&chunks, &ContextOptions::default());
+    let answer = r#"{"claims":[{"text":"Finance can live with it.","source":"S1","quote":"Finance can live with that."}]}"#;
+    let r = verify(answer, &ctx.sources, &VerifyOptions::default()).unwrap();
+    let c = &r.claims[0];
+    assert_eq!(c.status, Status::Supported, "{c:?}");
+    assert_eq!(c.speaker.as_deref(), Some("SPEAKER_01"));
+    // "Finance" starts at 1819.0 s: the word timing, not the chunk start (1805.2)
+    assert_eq!(c.time, Some(1819.0));
+    assert_eq!(c.link.as_ref().unwrap().seconds, 1819);
+}

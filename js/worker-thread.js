@@ -89,6 +89,7 @@ const handlers = {
   },
   load: (a, id) => (loading = load(id, a).finally(() => (loading = null))),
   parseChunks: ({ chunks }) => meetcite.parseChunks(chunks),
+  chunkTranscript: ({ text, opts, format }) => meetcite.chunkTranscript(text, opts, format),
   buildContext: ({ chunks, opts }) => meetcite.buildContext(chunks, opts),
   parseAnswer: ({ answer }) => meetcite.parseAnswer(answer),
   matchQuote: ({ text, quote, opts }) => meetcite.matchQuote(text, quote, opts),

@@ -1,6 +1,6 @@
 // Types of meetcite/worker (worker.js): meetcite in a Web Worker, promise API.
 // No DOM types: this compiles under `lib: ["es2022"]` alone.
-import type { Chunk, Context, ContextOptions, Gold, MatchOptions, Metrics, ModelConfig, ParsedAnswer, Probs, QuoteMatch, RenderOptions, Report, Source, VerifyOptions } from './meetcite.js';
+import type { Chunk, Chunked, ChunkOptions, Context, ContextOptions, Gold, MatchOptions, Metrics, ModelConfig, ParsedAnswer, Probs, QuoteMatch, RenderOptions, Report, Source, VerifyOptions } from './meetcite.js';
 import type { LoadModelOptions, ModelSource } from './model.js';
 
 export type { ModelProgress, ModelSource, LoadModelOptions } from './model.js';
@@ -49,6 +49,7 @@ export declare class VerifierWorker {
   /** Load (or replace) the NLI model: URLs are fetched in the worker (progress, Cache API), bytes are copied. */
   load(model: ModelSource, options?: WorkerLoadOptions): Promise<LoadInfo>;
   parseChunks(chunks: Chunk[] | { chunks: Chunk[] } | string): Promise<Chunk[]>;
+  chunkTranscript(text: string, opts: ChunkOptions, format?: string): Promise<Chunked>;
   buildContext(chunks: Chunk[] | { chunks: Chunk[] } | string, opts?: ContextOptions): Promise<Context>;
   parseAnswer(answer: string): Promise<ParsedAnswer>;
   matchQuote(text: string, quote: string, opts?: MatchOptions): Promise<QuoteMatch>;

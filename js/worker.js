@@ -156,6 +156,10 @@ export class VerifierWorker {
     return this.#call('parseChunks', { chunks });
   }
 
+  chunkTranscript(text, opts, format) {
+    return this.#call('chunkTranscript', { text, opts, format });
+  }
+
   buildContext(chunks, opts) {
     return this.#call('buildContext', { chunks, opts });
   }

@@ -22,7 +22,7 @@ s = s
   .join('\n');
 // optional trailing arguments: wasm-bindgen drops the `?` of an `Option<JsValue>` parameter that
 // has an `unchecked_param_type` (function and method signatures only, not interface fields)
-s = s.replace(/^(export function |\s+\w+\().*$/gm, (line) => line.replace(/\b(opts|gold|speaker|recording_url): /g, '$1?: '));
+s = s.replace(/^(export function |\s+\w+\().*$/gm, (line) => line.replace(/\b(opts|gold|speaker|recording_url|format): /g, '$1?: '));
 const code = s.split('\n').filter((l) => !isComment(l));
 const left = code.filter((l) => /\b(RequestInfo|Response|BufferSource|URL)\b|WebAssembly\.|Symbol\.dispose/.test(l.replace(/\/\*\*.*?\*\//g, '')));
 if (left.length) {

@@ -6,7 +6,7 @@
 //! without times (digits often have none) gets them from its neighbours or its segment.
 
 use crate::chunk::{Chunk, Turn, Word};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One timed piece of speech: a WhisperX segment, a VTT/SRT cue.
 #[derive(Debug, Clone, PartialEq)]
@@ -301,8 +301,11 @@ fn cue_text(payload: &str) -> (String, String) {
 
 // --- the chunker ---------------------------------------------------------------------------------
 
-/// Meeting metadata and size budget for [`chunk_segments`].
-#[derive(Debug, Clone)]
+/// Meeting metadata and size budget for [`chunk_segments`] (JSON: snake_case, every field optional
+/// but `meeting_id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+#[serde(default)]
 pub struct ChunkOptions {
     pub meeting_id: String,
     pub title: String,
@@ -432,6 +435,30 @@ pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk
         });
     }
     Ok(out)
+}
+
+/// A transcript read and chunked: the format used and the chunks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct Chunked {
+    /// `whisperx`, `vtt`, `srt` or `chunks`
+    pub format: String,
+    pub chunks: Vec<Chunk>,
+}
+
+/// Read a transcript (`format`: a [`Format::name`], or `None`/`"auto"` to detect it) and chunk it;
+/// chunk JSON passes through as it is. What the CLI's `chunk` and JS `chunkTranscript` call.
+pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -> Result<Chunked, TranscriptError> {
+    let format = match format.unwrap_or("auto") {
+        "auto" => detect(text)?,
+        name => Format::from_name(name).ok_or_else(|| TranscriptError::Options(format!("format {name:?}: one of auto, whisperx, vtt, srt, chunks")))?,
+    };
+    let chunks = if format == Format::Chunks {
+        crate::chunk::parse_chunks(text).map_err(|e| TranscriptError::Json { format: "chunks", path: e.code().into(), message: e.to_string() })?
+    } else {
+        chunk_segments(&import(text, format)?, opts)?
+    };
+    Ok(Chunked { format: format.name().into(), chunks })
 }
 
 #[cfg(test)]

@@ -162,6 +162,23 @@ pub fn parse_chunks(#[wasm_bindgen(unchecked_param_type = "Chunk[] | { chunks: C
     to_js(&chunks)
 }
 
+/// Read a speech-to-text transcript (WhisperX JSON, WebVTT, SRT, or chunk JSON) and chunk it:
+/// `{format, chunks}` with UTF-16 offsets. `format`: `"auto"` (default) or a format name.
+#[wasm_bindgen(js_name = chunkTranscript, unchecked_return_type = "Chunked")]
+pub fn chunk_transcript(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ChunkOptions")] options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] format: Option<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let text = string_arg(&text, "the transcript")?;
+    let format = format.filter(|f| !f.is_undefined() && !f.is_null()).map(|f| string_arg(&f, "format")).transpose()?;
+    // required (the meeting id), so named `options`: scripts/fix-dts.mjs makes every `opts` optional
+    let opts: crate::transcript::ChunkOptions = opts_from_js(Some(options), "options")?;
+    let mut out = crate::transcript::chunk_transcript(&text, format.as_deref(), &opts).map_err(|e| core_err(e.code(), e))?;
+    out.chunks.iter_mut().for_each(|c| c.encode_offsets(JS));
+    to_js(&out)
+}
+
 /// Build the prompt and the numbered sources: `{prompt, instructions, schema, sources, dropped}`.
 #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "Context")]
 pub fn build_context(

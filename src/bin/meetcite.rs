@@ -166,38 +166,29 @@ fn run() -> Result<(), String> {
             }
         }
         "chunk" => {
-            use meetcite::transcript::{chunk_segments, detect, import, ChunkOptions, Format};
+            use meetcite::transcript::{chunk_transcript, ChunkOptions};
             let path = a.opts.get("transcript").ok_or("--transcript FILE is required")?;
             let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-            let fmt_err = |e: meetcite::transcript::TranscriptError| format!("[{}] {path}: {e}", e.code());
-            let format = match a.opts.get("format").map(String::as_str).unwrap_or("auto") {
-                "auto" => {
-                    let f = detect(&text).map_err(fmt_err)?;
-                    eprintln!("meetcite: {path}: read as {} (auto)", f.name());
-                    f
-                }
-                name => Format::from_name(name).ok_or_else(|| format!("--format {name:?}: one of auto, whisperx, vtt, srt, chunks"))?,
+            let format = a.opts.get("format").map(String::as_str).unwrap_or("auto");
+            let number = |k: &str, default: usize| match a.opts.get(k) {
+                None => Ok(default),
+                Some(n) => n.parse::<usize>().map_err(|_| format!("--{k} must be a whole number, not {n:?}")),
             };
-            let chunks = if format == Format::Chunks {
-                parse_chunks(&text).map_err(|e| format!("[{}] {path}: {e}", e.code()))?
-            } else {
-                let number = |k: &str, default: usize| match a.opts.get(k) {
-                    None => Ok(default),
-                    Some(n) => n.parse::<usize>().map_err(|_| format!("--{k} must be a whole number, not {n:?}")),
-                };
-                let d = ChunkOptions::default();
-                let opts = ChunkOptions {
-                    meeting_id: a.opts.get("meeting-id").cloned().ok_or("--meeting-id ID is required")?,
-                    title: a.opts.get("title").cloned().unwrap_or_default(),
-                    date: a.opts.get("date").cloned().unwrap_or_default(),
-                    recording_url: a.opts.get("recording-url").cloned(),
-                    acl: None,
-                    max_words: number("max-words", d.max_words)?,
-                    overlap_turns: number("overlap-turns", d.overlap_turns)?,
-                };
-                chunk_segments(&import(&text, format).map_err(fmt_err)?, &opts).map_err(fmt_err)?
+            let d = ChunkOptions::default();
+            let opts = ChunkOptions {
+                meeting_id: a.opts.get("meeting-id").cloned().unwrap_or_default(),
+                title: a.opts.get("title").cloned().unwrap_or_default(),
+                date: a.opts.get("date").cloned().unwrap_or_default(),
+                recording_url: a.opts.get("recording-url").cloned(),
+                acl: None,
+                max_words: number("max-words", d.max_words)?,
+                overlap_turns: number("overlap-turns", d.overlap_turns)?,
             };
-            println!("{}", serde_json::to_string_pretty(&chunks).map_err(|e| e.to_string())?);
+            let out = chunk_transcript(&text, Some(format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
+            if format == "auto" {
+                eprintln!("meetcite: {path}: read as {} (auto)", out.format);
+            }
+            println!("{}", serde_json::to_string_pretty(&out.chunks).map_err(|e| e.to_string())?);
             Ok(())
         }
         "match" => {

@@ -85,6 +85,34 @@ test('npm pack: licences in meetcite; weights, tokenizer, config, MODEL_CARD, LI
   v.free();
 });
 
+test('chunkTranscript: a Teams VTT becomes chunks with UTF-16 turn offsets that verify at the cue second', () => {
+  // an emoji and an accented name before the cited turn: byte and UTF-16 offsets differ
+  const vtt = 'WEBVTT\n\nid-2\n00:10:17.000 --> 00:10:20.500\n<v Luis Vega>And the pilot stays at three months.</v>\n\n' +
+    'id-1\n00:10:09.000 --> 00:10:14.000\n<v Zoë Müller>The pilot discount 🎉 is now five percent.\n';
+  const out = m.chunkTranscript(vtt, { meeting_id: 'pricing-0503', title: 'Pricing review', date: '2024-05-03' });
+  assert.equal(out.format, 'vtt');
+  assert.equal(out.chunks.length, 1);
+  const c = out.chunks[0];
+  assert.deepEqual(c.speakers, ['Zoë Müller', 'Luis Vega']);
+  assert.equal(c.id, 'pricing-0503-609000');
+  const t = c.turns[1];
+  assert.equal(c.text.slice(t.text_start, t.text_end), 'And the pilot stays at three months.');
+  const ctx = m.buildContext(out.chunks, {});
+  const answer = JSON.stringify({ claims: [{ text: 'The pilot stays at three months.', source: 'S1', quote: 'And the pilot stays at three months.' }] });
+  const r = m.verify(answer, ctx.sources);
+  assert.equal(r.claims[0].status, 'supported');
+  assert.equal(r.claims[0].speaker, 'Luis Vega');
+  assert.equal(r.claims[0].time, 617);
+  // errors keep their codes: a bad timestamp names the line, no meeting id is an options error
+  const code = (f) => { try { f(); return null; } catch (e) { return [e.code, e.message]; } };
+  const [c1, msg1] = code(() => m.chunkTranscript('WEBVTT\n\n00:00:01.000 --> 00:00:0x.000\nhi\n', { meeting_id: 'm' }));
+  assert.equal(c1, 'transcript_cue');
+  assert.match(msg1, /line 3/);
+  assert.equal(code(() => m.chunkTranscript(vtt, {}))[0], 'chunk_options');
+  assert.equal(code(() => m.chunkTranscript(vtt, { meeting_id: 'm' }, 'docx'))[0], 'chunk_options');
+  assert.equal(code(() => m.chunkTranscript(42, { meeting_id: 'm' }))[0], 'invalid_input');
+});
+
 test('matchQuote returns UTF-16 offsets (emoji before the quote)', () => {
   const quote = 'ten percent discount for annual plans';
   const r = m.matchQuote(EMOJI_TEXT, quote);

@@ -3,8 +3,8 @@
 // without skipLibCheck, under node10, node16 and bundler module resolution. The test appends
 // checks generated from real reports: every field the runtime sends is read here with the type
 // its value has, and every object's keys must be the keys its type declares.
-import init, { buildContext, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, verify, version, Verifier } from 'meetcite';
-import type { Chunk, ClaimVerdict, Context, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, Support } from 'meetcite';
+import init, { buildContext, chunkTranscript, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, verify, version, Verifier } from 'meetcite';
+import type { Chunk, Chunked, ClaimVerdict, Context, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, Support } from 'meetcite';
 import { VerifierPool } from 'meetcite/pool';
 import { VerifierWorker } from 'meetcite/worker';
 import type { LoadInfo, ModelProgress } from 'meetcite/worker';
@@ -45,6 +45,11 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   const info: LoadInfo | null = worker.loadInfo;
   const ctx2: Context = await worker.buildContext(chunks, { order: 'relevance' });
   const fromWorker: Report = await worker.verify(answer, ctx2.sources, { policy: 'warn' });
+  // transcripts in: format detected or named, options in snake_case
+  const chunked: Chunked = chunkTranscript('WEBVTT\n', { meeting_id: 'm1', max_words: 120, overlap_turns: 1 });
+  const named: Chunk[] = chunkTranscript('1\n00:00:01,000 --> 00:00:02,000\nhi\n', { meeting_id: 'm1' }, 'srt').chunks;
+  const viaWorker: Chunked = await worker.chunkTranscript('WEBVTT\n', { meeting_id: 'm1', recording_url: null });
+  const detected: string = chunked.format + named.length + viaWorker.chunks.length;
   const html: string = await worker.renderHtml(fromWorker, { hide_flagged: true });
   worker.terminate();
   const support: Support | null = report.claims[0]?.support ?? null;

@@ -100,11 +100,16 @@ fn context_from(a: &Args) -> Result<Context, String> {
     Ok(build_context(&chunks, &opts))
 }
 
-fn premise_tokens(a: &Args) -> Result<usize, String> {
-    match a.opts.get("premise-tokens") {
-        None => Ok(0),
-        Some(n) => n.parse::<usize>().map_err(|_| format!("--premise-tokens must be a whole number, not {n:?}")),
+/// `--key N`, or `default` when absent.
+fn whole_number(a: &Args, key: &str, default: usize) -> Result<usize, String> {
+    match a.opts.get(key) {
+        None => Ok(default),
+        Some(n) => n.parse::<usize>().map_err(|_| format!("--{key} must be a whole number, not {n:?}")),
     }
+}
+
+fn premise_tokens(a: &Args) -> Result<usize, String> {
+    whole_number(a, "premise-tokens", 0)
 }
 
 fn print_json(v: &impl serde::Serialize) -> Result<(), String> {
@@ -170,10 +175,6 @@ fn run() -> Result<(), String> {
             let path = a.opts.get("transcript").ok_or("--transcript FILE is required")?;
             let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
             let format = a.opts.get("format").map(String::as_str).unwrap_or("auto");
-            let number = |k: &str, default: usize| match a.opts.get(k) {
-                None => Ok(default),
-                Some(n) => n.parse::<usize>().map_err(|_| format!("--{k} must be a whole number, not {n:?}")),
-            };
             let d = ChunkOptions::default();
             let opts = ChunkOptions {
                 meeting_id: a.opts.get("meeting-id").cloned().unwrap_or_default(),
@@ -181,15 +182,14 @@ fn run() -> Result<(), String> {
                 date: a.opts.get("date").cloned().unwrap_or_default(),
                 recording_url: a.opts.get("recording-url").cloned(),
                 acl: None,
-                max_words: number("max-words", d.max_words)?,
-                overlap_turns: number("overlap-turns", d.overlap_turns)?,
+                max_words: whole_number(&a, "max-words", d.max_words)?,
+                overlap_turns: whole_number(&a, "overlap-turns", d.overlap_turns)?,
             };
             let out = chunk_transcript(&text, Some(format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
             if format == "auto" {
                 eprintln!("meetcite: {path}: read as {} (auto)", out.format);
             }
-            println!("{}", serde_json::to_string_pretty(&out.chunks).map_err(|e| e.to_string())?);
-            Ok(())
+            print_json(&out.chunks)
         }
         "match" => {
             let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;

@@ -247,18 +247,15 @@ fn inline_label_ranges(text: &str) -> Vec<(usize, usize)> {
     while i < b.len() {
         let at_start = i == 0 || (i >= 2 && matches!(b[i - 2], b'.' | b'?' | b'!') && b[i - 1] == b' ');
         if at_start && b[i].is_ascii_uppercase() {
-            // up to 4 words then ':'
-            let mut end = text.len().min(i + 48);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            let rest = &text[i..end];
+            // up to 4 words then ': '; stricter than a line label (every word capitalised or a
+            // digit, one space between words): inside running text a colon is usually prose
+            let rest = crate::text::label_head(&text[i..]);
             if let Some(colon) = rest.find(": ") {
                 let label = &rest[..colon];
                 let words: Vec<&str> = label.split(' ').collect();
                 let ok = (1..=4).contains(&words.len())
                     && words.iter().all(|w| w.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit()))
-                    && label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '.' || c == '-' || c == '\'');
+                    && crate::text::label_chars(label);
                 if ok {
                     cands.push((i, i + colon + 1));
                     i += colon + 1;

@@ -101,23 +101,31 @@ pub fn raw_tokens(text: &str) -> Vec<Token> {
     out
 }
 
+/// Where a speaker label may be: the first 48 bytes of `s` (cut at a char boundary). A label is a
+/// short name; a colon further in belongs to the sentence.
+pub fn label_head(s: &str) -> &str {
+    let mut cut = s.len().min(48);
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
+/// The characters a speaker label is made of: letters, digits, spaces, `.`, `-`, `'`.
+pub fn label_chars(label: &str) -> bool {
+    label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '.' || c == '-' || c == '\'')
+}
+
 /// Byte ranges of speaker labels at line starts (`Project Manager: `, `Dana Okafor: `): one to
 /// four words, the first capitalised, followed by a colon. Quotes that span turns leave them out.
 pub fn speaker_label_ranges(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut line_start = 0;
     for line in text.split('\n') {
-        let mut cut = line.len().min(48);
-        while !line.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let head = &line[..cut];
-        if let Some(colon) = head.find(':') {
+        if let Some(colon) = label_head(line).find(':') {
             let label = &line[..colon];
             let words: Vec<&str> = label.split_whitespace().collect();
-            let ok = (1..=4).contains(&words.len())
-                && words[0].chars().next().is_some_and(char::is_uppercase)
-                && label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '.' || c == '-' || c == '\'');
+            let ok = (1..=4).contains(&words.len()) && words[0].chars().next().is_some_and(char::is_uppercase) && label_chars(label);
             if ok {
                 out.push((line_start, line_start + colon + 1));
             }
@@ -349,6 +357,19 @@ pub fn clock(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_head_cuts_at_a_char_boundary_and_labels_end_within_it() {
+        // 47 ASCII bytes then a 2-byte char: the cut falls inside it and steps back
+        let s = format!("{}é: rest", "a".repeat(47));
+        assert_eq!(label_head(&s).len(), 47);
+        assert_eq!(label_head("Dana: ok"), "Dana: ok");
+        assert!(label_chars("Dr. Ana-Maria O'Neil 2") && !label_chars("Dana, then"));
+        // a colon past the head is prose, not a label
+        let long = format!("{} said this: yes", "Word ".repeat(10));
+        assert!(speaker_label_ranges(&long).is_empty());
+        assert_eq!(speaker_label_ranges("Dana Okafor: ten\nLuis: ok"), vec![(0, 12), (17, 22)]);
+    }
 
     #[test]
     fn numbers_words_digits_percent() {

@@ -1,5 +1,6 @@
-//! Stage 0, transcripts in: speech-to-text output (WhisperX JSON, WebVTT in the Zoom and Teams
-//! styles or without speakers, SRT, meetcite's own chunk JSON) -> timed segments -> speaker-turn
+//! Stage 0, transcripts in: speech-to-text output (WhisperX JSON, OpenAI `verbose_json` /
+//! `diarized_json`, AssemblyAI and Deepgram JSON, WebVTT in the Zoom and Teams styles or without
+//! speakers, SRT, meetcite's own chunk JSON) -> timed segments -> speaker-turn
 //! chunks with stable ids, turns and word timings, so a quote's span maps to the second.
 //!
 //! Times are seconds from the recording start. Every importer keeps every word: a WhisperX word
@@ -24,6 +25,13 @@ pub struct Segment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     WhisperX,
+    /// OpenAI transcription `verbose_json` (segments, top-level word timings) or `diarized_json`
+    /// (segments with speakers)
+    OpenAi,
+    /// AssemblyAI transcript JSON (`utterances` with speaker letters, or `words`); times in ms
+    AssemblyAi,
+    /// Deepgram `/listen` JSON (`results.utterances`, or the words of `results.channels`)
+    Deepgram,
     Vtt,
     Srt,
     /// meetcite's chunk JSON: passed through as it is
@@ -34,6 +42,9 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Format::WhisperX => "whisperx",
+            Format::OpenAi => "openai",
+            Format::AssemblyAi => "assemblyai",
+            Format::Deepgram => "deepgram",
             Format::Vtt => "vtt",
             Format::Srt => "srt",
             Format::Chunks => "chunks",
@@ -43,6 +54,9 @@ impl Format {
     pub fn from_name(s: &str) -> Option<Format> {
         Some(match s {
             "whisperx" => Format::WhisperX,
+            "openai" => Format::OpenAi,
+            "assemblyai" => Format::AssemblyAi,
+            "deepgram" => Format::Deepgram,
             "vtt" | "webvtt" => Format::Vtt,
             "srt" => Format::Srt,
             "chunks" => Format::Chunks,
@@ -54,7 +68,7 @@ impl Format {
 /// A transcript that cannot be read. `code()` is stable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TranscriptError {
-    #[error("not a transcript format meetcite reads (whisperx, vtt, srt, chunks): {hint}")]
+    #[error("not a transcript format meetcite reads (whisperx, openai, assemblyai, deepgram, vtt, srt, chunks): {hint}")]
     UnknownFormat { hint: String },
     #[error("{format} transcript, invalid at {path}: {message}")]
     Json { format: &'static str, path: String, message: String },
@@ -64,6 +78,9 @@ pub enum TranscriptError {
     Empty,
     #[error("chunk options: {0}")]
     Options(String),
+    /// chunk JSON passed through: the chunk reader's own error and code (`invalid_json`, ...)
+    #[error(transparent)]
+    Chunks(#[from] crate::chunk::InputError),
 }
 
 impl TranscriptError {
@@ -74,6 +91,7 @@ impl TranscriptError {
             TranscriptError::Cue { .. } => "transcript_cue",
             TranscriptError::Empty => "transcript_empty",
             TranscriptError::Options(_) => "chunk_options",
+            TranscriptError::Chunks(e) => e.code(),
         }
     }
 }
@@ -90,6 +108,17 @@ pub fn detect(text: &str) -> Result<Format, TranscriptError> {
             path: format!("line {} column {}", e.line(), e.column()),
             message: e.to_string(),
         })?;
+        if v.get("results").is_some_and(|r| r.get("channels").is_some() || r.get("utterances").is_some()) {
+            return Ok(Format::Deepgram);
+        }
+        if v.get("utterances").is_some() || (v.get("words").is_some() && (v.get("audio_url").is_some() || v.get("audio_duration").is_some())) {
+            return Ok(Format::AssemblyAi);
+        }
+        // OpenAI's verbose_json says what task it was; diarized_json segments have a "type"
+        let openai_segment = v.get("segments").and_then(|s| s.get(0)).is_some_and(|s| s.get("type").is_some() || s.get("seek").is_some());
+        if v.get("task").is_some() || openai_segment {
+            return Ok(Format::OpenAi);
+        }
         if v.get("segments").is_some() || v.get("word_segments").is_some() {
             return Ok(Format::WhisperX);
         }
@@ -97,7 +126,11 @@ pub fn detect(text: &str) -> Result<Format, TranscriptError> {
             return Ok(Format::Chunks);
         }
         let keys: Vec<String> = v.as_object().map(|o| o.keys().take(6).cloned().collect()).unwrap_or_default();
-        return Err(TranscriptError::UnknownFormat { hint: format!("JSON with keys {keys:?}; expected \"segments\" (WhisperX) or chunks") });
+        return Err(TranscriptError::UnknownFormat {
+            hint: format!(
+                "JSON with keys {keys:?}; expected \"segments\" (WhisperX, OpenAI), \"utterances\"/\"words\" (AssemblyAI), \"results\" (Deepgram) or chunks"
+            ),
+        });
     }
     // SRT: a cue number, then a `-->` line with comma milliseconds
     let mut lines = t.lines().map(str::trim).filter(|l| !l.is_empty());
@@ -113,7 +146,10 @@ pub fn detect(text: &str) -> Result<Format, TranscriptError> {
 /// Read a transcript into segments, in time order.
 pub fn import(text: &str, format: Format) -> Result<Vec<Segment>, TranscriptError> {
     let segs = match format {
-        Format::WhisperX => whisperx(text)?,
+        Format::WhisperX => whisperx(text, "whisperx")?,
+        Format::OpenAi => whisperx(text, "openai")?,
+        Format::AssemblyAi => assemblyai(text)?,
+        Format::Deepgram => deepgram(text)?,
         Format::Vtt => cues(text, Format::Vtt)?,
         Format::Srt => cues(text, Format::Srt)?,
         Format::Chunks => return Err(TranscriptError::Options("chunk JSON is already chunked: read it with parse_chunks".into())),
@@ -130,6 +166,9 @@ pub fn import(text: &str, format: Format) -> Result<Vec<Segment>, TranscriptErro
 struct WxFile {
     #[serde(default)]
     segments: Vec<WxSegment>,
+    /// OpenAI verbose_json: the word timings of the whole file, beside the segments
+    #[serde(default)]
+    words: Vec<WxWord>,
 }
 
 #[derive(Deserialize)]
@@ -154,24 +193,250 @@ struct WxWord {
     speaker: Option<String>,
 }
 
-fn whisperx(text: &str) -> Result<Vec<Segment>, TranscriptError> {
+/// A JSON transcript into `T`, errors with the JSON path.
+fn from_json<T: serde::de::DeserializeOwned>(text: &str, format: &'static str) -> Result<T, TranscriptError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let f: WxFile = serde_path_to_error::deserialize(de).map_err(|e| TranscriptError::Json {
-        format: "whisperx",
-        path: e.path().to_string(),
-        message: e.inner().to_string(),
-    })?;
+    serde_path_to_error::deserialize(de).map_err(|e| TranscriptError::Json { format, path: e.path().to_string(), message: e.inner().to_string() })
+}
+
+/// Start and end must be a span of non-negative seconds.
+fn check_span(format: &'static str, path: impl FnOnce() -> String, start: f64, end: f64) -> Result<(), TranscriptError> {
+    if start.is_finite() && end.is_finite() && start >= 0.0 && end >= start {
+        Ok(())
+    } else {
+        Err(TranscriptError::Json { format, path: path(), message: format!("times {start}..{end} are not a span") })
+    }
+}
+
+/// WhisperX, and OpenAI's verbose_json / diarized_json (the same segment shape; OpenAI's word
+/// timings are a top-level list, handed to the segment they fall in).
+fn whisperx(text: &str, format: &'static str) -> Result<Vec<Segment>, TranscriptError> {
+    let mut f: WxFile = from_json(text, format)?;
+    if !f.words.is_empty() && f.segments.iter().all(|s| s.words.is_empty()) {
+        let mut words = std::mem::take(&mut f.words).into_iter().peekable();
+        let starts: Vec<f64> = f.segments.iter().map(|s| s.start).collect();
+        for (i, s) in f.segments.iter_mut().enumerate() {
+            // a word belongs to the last segment that starts at or before its start
+            let next_start = starts.get(i + 1).copied().unwrap_or(f64::INFINITY);
+            while let Some(w) = words.next_if(|w| w.start.unwrap_or(s.start) < next_start) {
+                s.words.push(w);
+            }
+        }
+    }
     let mut out = Vec::with_capacity(f.segments.len());
     for (i, s) in f.segments.into_iter().enumerate() {
-        if !(s.start.is_finite() && s.end.is_finite() && s.start >= 0.0 && s.end >= s.start) {
-            return Err(TranscriptError::Json {
-                format: "whisperx",
-                path: format!("segments[{i}]"),
-                message: format!("times {}..{} are not a span", s.start, s.end),
-            });
-        }
+        check_span(format, || format!("segments[{i}]"), s.start, s.end)?;
         let speaker = s.speaker.clone().or_else(|| s.words.iter().find_map(|w| w.speaker.clone())).unwrap_or_default();
         out.push(Segment { speaker, start: s.start, end: s.end, text: s.text.trim().to_string(), words: fill_word_times(&s.words, s.start, s.end) });
+    }
+    out.sort_by(|a, b| a.start.total_cmp(&b.start));
+    Ok(out)
+}
+
+// --- AssemblyAI and Deepgram ----------------------------------------------------------------------
+
+/// One word of a vendor's JSON, in seconds, with its speaker label (empty when none).
+struct TimedWord {
+    text: String,
+    start: f64,
+    end: f64,
+    speaker: String,
+}
+
+/// Words without utterances -> one segment per sentence, a new one at each speaker change (the
+/// chunker joins a speaker's sentences into turns and cuts long turns between them).
+fn segments_from_words(words: Vec<TimedWord>) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    let mut open = false;
+    for w in words {
+        if w.text.trim().is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some(s) if open && s.speaker == w.speaker => {
+                s.text.push(' ');
+                s.text.push_str(w.text.trim());
+                s.end = s.end.max(w.end);
+                s.words.push(Word { word: w.text.trim().to_string(), start: w.start, end: w.end, offset: None });
+            }
+            _ => out.push(Segment {
+                speaker: w.speaker.clone(),
+                start: w.start,
+                end: w.end,
+                text: w.text.trim().to_string(),
+                words: vec![Word { word: w.text.trim().to_string(), start: w.start, end: w.end, offset: None }],
+            }),
+        }
+        open = !w.text.trim_end_matches(['"', '\'', ')']).ends_with(['.', '?', '!']);
+    }
+    out
+}
+
+#[derive(Deserialize)]
+struct AaiFile {
+    #[serde(default)]
+    utterances: Option<Vec<AaiUtterance>>,
+    #[serde(default)]
+    words: Option<Vec<AaiWord>>,
+}
+
+#[derive(Deserialize)]
+struct AaiUtterance {
+    start: f64,
+    end: f64,
+    text: String,
+    #[serde(default)]
+    speaker: Option<String>,
+    #[serde(default)]
+    words: Vec<AaiWord>,
+}
+
+#[derive(Deserialize)]
+struct AaiWord {
+    text: String,
+    start: f64,
+    end: f64,
+    #[serde(default)]
+    speaker: Option<String>,
+}
+
+/// AssemblyAI labels speakers "A", "B", ...: "Speaker A" reads as a name in the transcript.
+fn aai_speaker(s: &Option<String>) -> String {
+    match s.as_deref().map(str::trim) {
+        Some(x) if x.len() <= 2 && !x.is_empty() => format!("Speaker {x}"),
+        Some(x) => x.to_string(),
+        None => String::new(),
+    }
+}
+
+/// AssemblyAI: `utterances` (speaker diarization on) or else `words`; times in milliseconds.
+fn assemblyai(text: &str) -> Result<Vec<Segment>, TranscriptError> {
+    let f: AaiFile = from_json(text, "assemblyai")?;
+    let ms = |x: f64| x / 1000.0;
+    let words = |ws: &[AaiWord], path: &dyn Fn(usize) -> String| -> Result<Vec<TimedWord>, TranscriptError> {
+        ws.iter()
+            .enumerate()
+            .map(|(k, w)| {
+                check_span("assemblyai", || path(k), w.start, w.end)?;
+                Ok(TimedWord { text: w.text.clone(), start: ms(w.start), end: ms(w.end), speaker: aai_speaker(&w.speaker) })
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    match f.utterances.filter(|u| !u.is_empty()) {
+        Some(us) => {
+            for (i, u) in us.iter().enumerate() {
+                check_span("assemblyai", || format!("utterances[{i}]"), u.start, u.end)?;
+                let ws = words(&u.words, &|k| format!("utterances[{i}].words[{k}]"))?;
+                out.push(Segment {
+                    speaker: aai_speaker(&u.speaker),
+                    start: ms(u.start),
+                    end: ms(u.end),
+                    text: u.text.trim().to_string(),
+                    words: ws.into_iter().map(|w| Word { word: w.text, start: w.start, end: w.end, offset: None }).collect(),
+                });
+            }
+        }
+        None => out = segments_from_words(words(f.words.as_deref().unwrap_or_default(), &|k| format!("words[{k}]"))?),
+    }
+    out.sort_by(|a, b| a.start.total_cmp(&b.start));
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct DgFile {
+    results: DgResults,
+}
+
+#[derive(Deserialize)]
+struct DgResults {
+    #[serde(default)]
+    utterances: Option<Vec<DgUtterance>>,
+    #[serde(default)]
+    channels: Vec<DgChannel>,
+}
+
+#[derive(Deserialize)]
+struct DgChannel {
+    #[serde(default)]
+    alternatives: Vec<DgAlternative>,
+}
+
+#[derive(Deserialize)]
+struct DgAlternative {
+    #[serde(default)]
+    words: Vec<DgWord>,
+}
+
+#[derive(Deserialize)]
+struct DgUtterance {
+    start: f64,
+    end: f64,
+    transcript: String,
+    #[serde(default)]
+    speaker: Option<u32>,
+    #[serde(default)]
+    channel: Option<u32>,
+    #[serde(default)]
+    words: Vec<DgWord>,
+}
+
+#[derive(Deserialize)]
+struct DgWord {
+    word: String,
+    start: f64,
+    end: f64,
+    #[serde(default)]
+    punctuated_word: Option<String>,
+    #[serde(default)]
+    speaker: Option<u32>,
+}
+
+/// Deepgram speakers are numbers from 0; a multichannel file without diarization has channels.
+fn dg_speaker(speaker: Option<u32>, channel: Option<u32>, channels: usize) -> String {
+    match (speaker, channel) {
+        (Some(s), _) => format!("Speaker {s}"),
+        (None, Some(c)) if channels > 1 => format!("Channel {c}"),
+        _ => String::new(),
+    }
+}
+
+/// Deepgram: `results.utterances` (utterances=true) or else the words of each channel's first
+/// alternative (with smart_format/punctuate: `punctuated_word`); times in seconds.
+fn deepgram(text: &str) -> Result<Vec<Segment>, TranscriptError> {
+    let f: DgFile = from_json(text, "deepgram")?;
+    let channels = f.results.channels.len();
+    let word = |w: &DgWord, speaker: String, path: &dyn Fn() -> String| -> Result<TimedWord, TranscriptError> {
+        check_span("deepgram", path, w.start, w.end)?;
+        Ok(TimedWord { text: w.punctuated_word.clone().unwrap_or_else(|| w.word.clone()), start: w.start, end: w.end, speaker })
+    };
+    let mut out = Vec::new();
+    match f.results.utterances.filter(|u| !u.is_empty()) {
+        Some(us) => {
+            for (i, u) in us.iter().enumerate() {
+                check_span("deepgram", || format!("results.utterances[{i}]"), u.start, u.end)?;
+                let speaker = dg_speaker(u.speaker, u.channel, channels);
+                let mut words = Vec::with_capacity(u.words.len());
+                for (k, w) in u.words.iter().enumerate() {
+                    let tw = word(w, speaker.clone(), &|| format!("results.utterances[{i}].words[{k}]"))?;
+                    words.push(Word { word: tw.text, start: tw.start, end: tw.end, offset: None });
+                }
+                out.push(Segment { speaker, start: u.start, end: u.end, text: u.transcript.trim().to_string(), words });
+            }
+        }
+        None => {
+            let mut words = Vec::new();
+            for (c, ch) in f.results.channels.iter().enumerate() {
+                let Some(alt) = ch.alternatives.first() else { continue };
+                for (k, w) in alt.words.iter().enumerate() {
+                    let speaker = dg_speaker(w.speaker, Some(c as u32), channels);
+                    words.push(word(w, speaker, &|| format!("results.channels[{c}].alternatives[0].words[{k}]"))?);
+                }
+            }
+            // channels interleave in time
+            words.sort_by(|a, b| a.start.total_cmp(&b.start));
+            out = segments_from_words(words);
+        }
     }
     out.sort_by(|a, b| a.start.total_cmp(&b.start));
     Ok(out)
@@ -441,7 +706,7 @@ pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Chunked {
-    /// `whisperx`, `vtt`, `srt` or `chunks`
+    /// `whisperx`, `openai`, `assemblyai`, `deepgram`, `vtt`, `srt` or `chunks`
     pub format: String,
     pub chunks: Vec<Chunk>,
 }
@@ -451,13 +716,10 @@ pub struct Chunked {
 pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -> Result<Chunked, TranscriptError> {
     let format = match format.unwrap_or("auto") {
         "auto" => detect(text)?,
-        name => Format::from_name(name).ok_or_else(|| TranscriptError::Options(format!("format {name:?}: one of auto, whisperx, vtt, srt, chunks")))?,
+        name => Format::from_name(name)
+            .ok_or_else(|| TranscriptError::Options(format!("format {name:?}: one of auto, whisperx, openai, assemblyai, deepgram, vtt, srt, chunks")))?,
     };
-    let chunks = if format == Format::Chunks {
-        crate::chunk::parse_chunks(text).map_err(|e| TranscriptError::Json { format: "chunks", path: e.code().into(), message: e.to_string() })?
-    } else {
-        chunk_segments(&import(text, format)?, opts)?
-    };
+    let chunks = if format == Format::Chunks { crate::chunk::parse_chunks(text)? } else { chunk_segments(&import(text, format)?, opts)? };
     Ok(Chunked { format: format.name().into(), chunks })
 }
 

@@ -18,6 +18,11 @@ fn formats_are_detected() {
     assert_eq!(detect(&fixture("zoom.vtt")).unwrap(), Format::Vtt);
     assert_eq!(detect(&fixture("plain.srt")).unwrap(), Format::Srt);
     assert_eq!(detect("[]").unwrap(), Format::Chunks);
+    assert_eq!(detect(&fixture("openai.json")).unwrap(), Format::OpenAi);
+    assert_eq!(detect(&fixture("assemblyai.json")).unwrap(), Format::AssemblyAi);
+    assert_eq!(detect(&fixture("assemblyai_words.json")).unwrap(), Format::AssemblyAi);
+    assert_eq!(detect(&fixture("deepgram.json")).unwrap(), Format::Deepgram);
+    assert_eq!(detect(&fixture("deepgram_words.json")).unwrap(), Format::Deepgram);
     let e = detect("{\"results\": {}}").unwrap_err();
     assert_eq!(e.code(), "transcript_format");
     assert!(e.to_string().contains("results"), "{e}");
@@ -128,4 +133,88 @@ fn transcript_to_verified_citation() {
     // "Finance" starts at 1819.0 s: the word timing, not the chunk start (1805.2)
     assert_eq!(c.time, Some(1819.0));
     assert_eq!(c.link.as_ref().unwrap().seconds, 1819);
+}
+
+// The vendor files below are written by hand in the shapes the vendors document (AssemblyAI
+// transcript with and without speaker labels, Deepgram /listen with and without utterances, OpenAI
+// verbose_json with word timestamps); each carries the same pricing talk with known times.
+
+/// Speakers, segment texts and the time of a word, for a vendor file.
+fn read(name: &str, format: Format) -> Vec<Segment> {
+    let segs = import(&fixture(name), format).unwrap();
+    assert!(segs.windows(2).all(|w| w[0].start <= w[1].start), "in time order");
+    segs
+}
+
+#[test]
+fn assemblyai_utterances_in_milliseconds_become_seconds() {
+    let segs = read("assemblyai.json", Format::AssemblyAi);
+    let who: Vec<(&str, f64)> = segs.iter().map(|s| (s.speaker.as_str(), s.start)).collect();
+    assert_eq!(who, vec![("Speaker A", 1805.2), ("Speaker B", 1812.4), ("Speaker C", 1819.0)]);
+    assert_eq!(segs[2].text, "Finance can live with that.");
+    assert_eq!(segs[2].words[0].word, "Finance");
+    assert_eq!(segs[2].words[0].start, 1819.0);
+    // without speaker labels: the words, one segment per sentence, no speaker
+    let plain = read("assemblyai_words.json", Format::AssemblyAi);
+    assert_eq!(plain.len(), 4, "{plain:?}");
+    assert!(plain.iter().all(|s| s.speaker.is_empty()));
+    assert_eq!(plain[1].text, "I think we should offer a ten percent discount for the pilot.");
+    assert_eq!(plain.iter().map(|s| s.words.len()).sum::<usize>(), 36, "every word kept");
+}
+
+#[test]
+fn deepgram_utterances_or_diarized_words() {
+    let segs = read("deepgram.json", Format::Deepgram);
+    let who: Vec<&str> = segs.iter().map(|s| s.speaker.as_str()).collect();
+    assert_eq!(who, vec!["Speaker 0", "Speaker 1", "Speaker 2"]);
+    assert_eq!(segs[0].text, "The pilot discount is now five percent.");
+    // punctuated words, as the transcript shows them
+    assert_eq!(segs[0].words.last().unwrap().word, "percent.");
+    // no utterances: words grouped by speaker and sentence, same speakers and texts
+    let words = read("deepgram_words.json", Format::Deepgram);
+    assert_eq!(words.iter().map(|s| s.speaker.as_str()).collect::<Vec<_>>(), vec!["Speaker 0", "Speaker 1", "Speaker 1", "Speaker 2"]);
+    assert_eq!(words[1].text, "Fine, five percent it is.");
+    assert_eq!(words[3].text, segs[2].text);
+    let chunks = chunk_segments(&words, &opts("pricing-0503")).unwrap();
+    assert_eq!(chunks[0].turns.as_ref().unwrap().len(), 3, "Speaker 1's two sentences are one turn");
+}
+
+#[test]
+fn openai_verbose_json_word_timings_go_to_their_segments() {
+    let segs = read("openai.json", Format::OpenAi);
+    assert_eq!(segs.len(), 3);
+    assert!(segs.iter().all(|s| s.speaker.is_empty()));
+    assert_eq!(segs.iter().map(|s| s.words.len()).collect::<Vec<_>>(), vec![18, 13, 5]);
+    assert_eq!((segs[2].words[0].word.as_str(), segs[2].words[0].start), ("Finance", 1819.0));
+}
+
+#[test]
+fn every_vendor_file_gives_a_citation_at_the_quoted_second() {
+    for (name, quote, second) in [
+        ("assemblyai.json", "Finance can live with that.", 1819),
+        ("assemblyai_words.json", "Finance can live with that.", 1819),
+        ("openai.json", "Finance can live with that.", 1819),
+        ("deepgram.json", "And the pilot stays at three months.", 618),
+        ("deepgram_words.json", "And the pilot stays at three months.", 618),
+    ] {
+        let chunked = meetcite::transcript::chunk_transcript(&fixture(name), None, &opts("m")).unwrap();
+        let ctx = build_context(&chunked.chunks, &ContextOptions::default());
+        let answer = format!(r#"{{"claims":[{{"text":"x","source":"S1","quote":"{quote}"}}]}}"#);
+        let r = verify(&answer, &ctx.sources, &VerifyOptions::default()).unwrap();
+        let c = &r.claims[0];
+        assert_eq!(c.status, Status::Supported, "{name}: {c:?}");
+        assert_eq!((c.time_source.as_deref(), c.link.as_ref().unwrap().seconds), (Some("words"), second), "{name}");
+    }
+}
+
+#[test]
+fn vendor_files_with_bad_times_name_the_place() {
+    let e = import(r#"{"utterances":[{"speaker":"A","start":5000,"end":1000,"text":"hi","words":[]}]}"#, Format::AssemblyAi).unwrap_err();
+    assert_eq!(e.code(), "transcript_json");
+    assert!(e.to_string().contains("utterances[0]"), "{e}");
+    let e = import(r#"{"results":{"channels":[{"alternatives":[{"words":[{"word":"hi","start":"x","end":1}]}]}]}}"#, Format::Deepgram).unwrap_err();
+    assert!(e.to_string().contains("results.channels[0].alternatives[0].words[0].start"), "{e}");
+    // chunk JSON passed through keeps the chunk reader's own code
+    let e = meetcite::transcript::chunk_transcript("[{\"id\": 5}]", None, &opts("m")).unwrap_err();
+    assert_eq!(e.code(), "invalid_json", "{e}");
 }

@@ -17,7 +17,7 @@ const USAGE: &str = "usage:
   meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE
                    [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
                    [--premise-tokens N]
-  meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|vtt|srt|chunks]
+  meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|openai|assemblyai|deepgram|vtt|srt|chunks]
                    [--title T] [--date YYYY-MM-DD] [--recording-url URL] [--max-words N]
                    [--overlap-turns K]   speech-to-text output -> chunk JSON (stdout)
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}

@@ -51,7 +51,7 @@ pub fn metrics(report: &Report, gold: &Gold) -> Metrics {
         .filter(|c| {
             c.chunk_id.is_some()
                 && c.span.is_some()
-                && !c.reasons.iter().any(|r| matches!(r.code.as_str(), "quote_not_found" | "number_mismatch" | "stitched_quote"))
+                && !c.reasons.iter().any(|r| matches!(r.code.as_str(), "quote_not_found" | "misattributed" | "number_mismatch" | "stitched_quote"))
         })
         .count();
     let mut errs = Vec::new();

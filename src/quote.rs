@@ -294,6 +294,15 @@ impl Haystack {
         Haystack { view: View::new(text) }
     }
 
+    /// Length of the normalised text in chars (what one alignment pass walks).
+    pub fn len(&self) -> usize {
+        self.view.chars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.view.chars.is_empty()
+    }
+
     /// Align `quote` inside the prepared text; same result as [`match_quote`] on that text.
     pub fn match_quote(&self, quote: &str, opts: &MatchOptions) -> QuoteMatch {
         match quote_view(quote) {

@@ -63,6 +63,27 @@ fn warnings(c: &ClaimVerdict) -> Vec<String> {
     c.reasons.iter().map(|r| r.message.clone()).collect()
 }
 
+/// ` <a ...>[label]</a>`: a deep link as a citation (`class`), the quoted words as its title. The
+/// URL is checked again here: a report can come from elsewhere (JS, a file) than `verify`.
+fn html_link(l: &DeepLink, words: &str, class: &str, prefix: &str) -> String {
+    let title = escape_html(&format!("\u{201c}{words}\u{201d}"));
+    let attrs = format!("class=\"{class}\" data-meeting=\"{}\" data-seconds=\"{}\" title=\"{}\"", escape_html(&l.meeting_id), l.seconds, title);
+    let text = escape_html(&format!("{prefix}{}", l.label));
+    match l.url.as_deref().filter(|u| safe_url(u)) {
+        Some(u) => format!(" <a {attrs} href=\"{}\" rel=\"noopener noreferrer\">[{text}]</a>", escape_html(u)),
+        None => format!(" <a {attrs} href=\"#\" role=\"button\">[{text}]</a>"),
+    }
+}
+
+/// ` [label](<url>)`, or the label in escaped brackets when there is no safe URL.
+fn md_link(l: &DeepLink, prefix: &str) -> String {
+    let text = escape_md(&format!("{prefix}{}", l.label));
+    match l.url.as_deref().filter(|u| safe_url(u)) {
+        Some(u) => format!(" [{text}](<{}>)", u.replace('>', "%3E").replace(' ', "%20")),
+        None => format!(" \\[{text}\\]"),
+    }
+}
+
 /// Render a report as an HTML fragment.
 pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
     let mut h = String::from("<div class=\"meetcite-report\">\n");
@@ -77,13 +98,7 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
         let cls = status_word(c.status).replace(' ', "-");
         h.push_str(&format!("<li class=\"meetcite-claim meetcite-{cls}\" data-status=\"{cls}\"><span class=\"meetcite-text\">{}</span>", escape_html(&c.text)));
         if let Some(l) = &c.link {
-            let title = escape_html(&format!("\u{201c}{}\u{201d}", c.matched_text.as_deref().unwrap_or(&c.quote)));
-            let attrs = format!("class=\"meetcite-cite\" data-meeting=\"{}\" data-seconds=\"{}\" title=\"{}\"", escape_html(&l.meeting_id), l.seconds, title);
-            // checked again here: a report can come from elsewhere (JS, a file) than `verify`
-            match l.url.as_deref().filter(|u| safe_url(u)) {
-                Some(u) => h.push_str(&format!(" <a {attrs} href=\"{}\" rel=\"noopener noreferrer\">[{}]</a>", escape_html(u), escape_html(&l.label))),
-                None => h.push_str(&format!(" <a {attrs} href=\"#\" role=\"button\">[{}]</a>", escape_html(&l.label))),
-            }
+            h.push_str(&html_link(l, c.matched_text.as_deref().unwrap_or(&c.quote), "meetcite-cite", ""));
         } else if let Some(s) = &c.source {
             h.push_str(&format!(" <span class=\"meetcite-source\">[{}]</span>", escape_html(s)));
         }
@@ -95,6 +110,10 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
                 escape_html(&badge),
                 escape_html(status_word(c.status))
             ));
+        }
+        // a misattributed quote: a link to where the words really are
+        if let Some(f) = &c.found_in {
+            h.push_str(&html_link(&f.link, &f.matched_text, "meetcite-found", "found in "));
         }
         h.push_str("</li>\n");
     }
@@ -116,13 +135,13 @@ pub fn render_markdown(report: &Report, opts: &RenderOptions) -> String {
         n += 1;
         m.push_str(&format!("{n}. {}", escape_md(&c.text)));
         if let Some(l) = &c.link {
-            match l.url.as_deref().filter(|u| safe_url(u)) {
-                Some(u) => m.push_str(&format!(" [{}](<{}>)", escape_md(&l.label), u.replace('>', "%3E").replace(' ', "%20"))),
-                None => m.push_str(&format!(" \\[{}\\]", escape_md(&l.label))),
-            }
+            m.push_str(&md_link(l, ""));
         }
         if c.status != Status::Supported {
             m.push_str(&format!(" \u{26a0} *{}*", escape_md(&warnings(c).join("; "))));
+        }
+        if let Some(f) = &c.found_in {
+            m.push_str(&md_link(&f.link, "found in "));
         }
         m.push('\n');
     }

@@ -43,8 +43,8 @@ pub enum Policy {
 
 /// Why a claim is not supported. `not_entailed`: the support score is under its threshold
 /// (`contradicted_by_turn` when, besides, the quoted words entail the claim but their turn
-/// contradicts it). `code` is stable: `quote_not_found`, `number_mismatch`,
-/// `stitched_quote`, `quote_too_long`, `claim_number_mismatch`, `not_entailed`,
+/// contradicts it). `code` is stable: `quote_not_found`, `misattributed` (the quote is in another
+/// source; [`ClaimVerdict::found_in`] says where), `number_mismatch`, `stitched_quote`, `quote_too_long`, `claim_number_mismatch`, `not_entailed`,
 /// `contradicted_by_turn`, `speaker_mismatch`, `superseded`, `unknown_source`, `unparsable`,
 /// `nli_error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +90,31 @@ pub struct ClaimVerdict {
     pub meeting_id: Option<String>,
     pub meeting_title: Option<String>,
     pub date: Option<String>,
+    /// A quote that is not in the cited source but is, word for word (same threshold, numbers
+    /// and stitching rules), in another source of the same context: where it is. Only sources the
+    /// LLM was given are searched, so nothing about a source the viewer may not see can show here.
+    #[serde(default)]
+    #[cfg_attr(feature = "wasm", tsify(type = "FoundIn | null"))]
+    pub found_in: Option<FoundIn>,
+}
+
+/// Where a misattributed quote was found: the source, the matched span (in that chunk's text, same
+/// encoding as [`ClaimVerdict::span`]), its speaker and time, and a deep link there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct FoundIn {
+    /// the label of the source that has the quote (`S4`)
+    pub source: String,
+    pub chunk_id: String,
+    pub meeting_id: String,
+    pub meeting_title: String,
+    pub date: String,
+    pub quote_score: f64,
+    pub span: (usize, usize),
+    pub matched_text: String,
+    pub speaker: Option<String>,
+    pub time: f64,
+    pub link: DeepLink,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,6 +230,11 @@ impl Report {
             return;
         }
         for v in self.claims.iter_mut().chain(self.dropped.iter_mut()) {
+            if let Some(f) = v.found_in.as_mut() {
+                if let Some(s) = sources.iter().find(|s| s.chunk.id == f.chunk_id) {
+                    enc.encode(&s.chunk.text, &mut [&mut f.span.0, &mut f.span.1]);
+                }
+            }
             let Some((mut start, mut end)) = v.span else {
                 continue;
             };

@@ -7,7 +7,7 @@ use crate::context::{Chunk, Source};
 use crate::quote::{locate, Haystack, Location, MatchOptions, QuoteMatch};
 use crate::report::deep_link;
 // the report types lived here; their old paths keep working
-pub use crate::report::{ClaimVerdict, Conflict, Counts, NliScores, Policy, Probs, Reason, Report, Side, Status};
+pub use crate::report::{ClaimVerdict, Conflict, Counts, FoundIn, NliScores, Policy, Probs, Reason, Report, Side, Status};
 use crate::support::{Evidence, NliPart, Support, SupportConfig};
 use crate::text::number_values;
 use serde::{Deserialize, Serialize};
@@ -326,8 +326,9 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
     }
     // each cited chunk is normalised for matching once, however many claims cite it
     let hay: Vec<std::cell::OnceCell<Haystack>> = sources.iter().map(|_| std::cell::OnceCell::new()).collect();
+    let mut elsewhere = Elsewhere::new();
     for c in &parsed.claims {
-        work.push(check_claim(c, sources, &hay, &speakers, opts));
+        work.push(check_claim(c, sources, &hay, &mut elsewhere, &speakers, opts));
     }
     // NLI, batched over all claims
     if let Some(nli) = opts.nli {
@@ -549,10 +550,74 @@ fn blank(index: usize, text: String, source: Option<String>, quote: String, stat
         meeting_id: None,
         meeting_title: None,
         date: None,
+        found_in: None,
     }
 }
 
-fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<Haystack>], speakers: &[String], opts: &VerifyOptions) -> Work<'s> {
+/// Most work the search for misattributed quotes does in one verification, in characters of
+/// normalised source text times 64-character blocks of the quote (the cost of one Myers pass):
+/// about a second on one core of the 2-core test machine while it trains (tests/misattribution.rs
+/// prints a hostile case). A hostile answer (10 000 invented quotes over 16 MiB of sources) stops
+/// searching there; the claims left read `quote_not_found`, as before the search existed.
+pub const MISATTRIBUTION_BUDGET: usize = 400_000_000;
+
+/// The search of the other sources for a quote the cited one lacks: results memoised per
+/// (quote, cited source), the whole search bounded by [`MISATTRIBUTION_BUDGET`].
+struct Elsewhere {
+    budget: usize,
+    memo: HashMap<(String, usize), Option<(usize, QuoteMatch)>>,
+}
+
+impl Elsewhere {
+    fn new() -> Self {
+        Elsewhere { budget: MISATTRIBUTION_BUDGET, memo: HashMap::new() }
+    }
+
+    /// The best full match (score, numbers, not stitched) of `quote` in a source other than
+    /// `cited`; ties go to the first source.
+    fn find(
+        &mut self,
+        quote: &str,
+        cited: usize,
+        sources: &[Source],
+        hay: &[std::cell::OnceCell<Haystack>],
+        opts: &MatchOptions,
+    ) -> Option<(usize, QuoteMatch)> {
+        let key = (quote.to_string(), cited);
+        if let Some(r) = self.memo.get(&key) {
+            return r.clone();
+        }
+        let blocks = quote.chars().count().div_ceil(64).max(1);
+        let mut best: Option<(usize, QuoteMatch)> = None;
+        for (j, s) in sources.iter().enumerate() {
+            if j == cited {
+                continue;
+            }
+            let h = hay[j].get_or_init(|| Haystack::new(&s.chunk.text));
+            let cost = h.len().max(1).saturating_mul(blocks);
+            if cost > self.budget {
+                self.budget = 0;
+                break;
+            }
+            self.budget -= cost;
+            let m = h.match_quote(quote, opts);
+            if m.matched && best.as_ref().is_none_or(|(_, b)| m.score > b.score) {
+                best = Some((j, m));
+            }
+        }
+        self.memo.insert(key, best.clone());
+        best
+    }
+}
+
+fn check_claim<'s>(
+    c: &Claim,
+    sources: &'s [Source],
+    hay: &[std::cell::OnceCell<Haystack>],
+    elsewhere: &mut Elsewhere,
+    speakers: &[String],
+    opts: &VerifyOptions,
+) -> Work<'s> {
     let label = format!("S{}", c.source);
     let Some(si) = crate::context::position(sources, c.source) else {
         let known = match sources.len() {
@@ -584,6 +649,38 @@ fn check_claim<'s>(c: &Claim, sources: &'s [Source], hay: &[std::cell::OnceCell<
     v.date = Some(chunk.date.clone());
     let m: QuoteMatch = hay[si].get_or_init(|| Haystack::new(&chunk.text)).match_quote(&c.quote, &opts.matching);
     v.quote_score = Some(m.score);
+    // not (exactly) here: is it in another source the LLM was given? Then it is misattributed,
+    // the commonest cause of a wrong citation, and the verdict says where the words are.
+    if !m.matched && !m.too_long {
+        if let Some((j, om)) = elsewhere.find(&c.quote, si, sources, hay, &opts.matching) {
+            let other = &sources[j];
+            let loc = locate(&other.chunk, om.start, om.end);
+            let link = deep_link(
+                &other.chunk.meeting_title,
+                &other.chunk.meeting_id,
+                &other.chunk.date,
+                loc.time,
+                loc.speaker.as_deref(),
+                other.chunk.recording_url.as_deref(),
+            );
+            let msg = format!("the quote is in {} ({}), not {}; cite {}", other.label, link.label, src.label, other.label);
+            v.reasons.push(reason("misattributed", msg));
+            v.found_in = Some(FoundIn {
+                source: other.label.clone(),
+                chunk_id: other.chunk.id.clone(),
+                meeting_id: other.chunk.meeting_id.clone(),
+                meeting_title: other.chunk.meeting_title.clone(),
+                date: other.chunk.date.clone(),
+                quote_score: om.score,
+                span: (om.start, om.end),
+                matched_text: other.chunk.text[om.start..om.end].to_string(),
+                speaker: loc.speaker,
+                time: loc.time,
+                link,
+            });
+            return Work { verdict: v, chunk: Some(chunk), premise_ctx: None, premise_quote: None, quote_turn: None, quote_speakers: Vec::new() };
+        }
+    }
     if m.too_long {
         v.reasons.push(reason("quote_too_long", format!("the quote is longer than {} characters", crate::quote::MAX_QUOTE_CHARS)));
     } else if m.score < opts.matching.threshold {

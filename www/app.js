@@ -271,6 +271,14 @@ function renderReport(report, ctx) {
     } else if (c.source) {
       meta.append(el('span', { class: 'badge', text: String(c.source) }));
     }
+    // a misattributed quote: where the words really are (another source the viewer may see)
+    if (c.found_in) {
+      const f = c.found_in;
+      meta.append(el('button', {
+        type: 'button', class: 'cite found', 'data-found': f.source, 'data-seconds': f.link.seconds, 'data-meeting': f.link.meeting_id,
+        title: `The quote is in ${f.source}: play from ${clock(f.link.seconds)}`, onclick: () => seek(f.link.seconds), text: `found in ${f.source}: ▶ ${f.link.label}`,
+      }));
+    }
     for (const r of reasons) {
       meta.append(el('span', { class: `badge ${r.severity === 'info' ? '' : 'warn'}`, 'data-reason': r.code || '', title: r.message || '', text: `⚠ ${(r.code || r.message || '').replace(/_/g, ' ')}` }));
     }

@@ -82,6 +82,23 @@ pub fn check_report(r: &Report, sources: &[Source], opts: &VerifyOptions) {
             assert!(a <= b && b <= t.len() && t.is_char_boundary(a) && t.is_char_boundary(b), "span {a}..{b}");
             assert_eq!(v.matched_text.as_deref(), Some(&t[a..b]));
         }
+        if let Some(f) = &v.found_in {
+            // a misattributed quote points into another source of this context (never a hidden
+            // one: hidden chunks are not in `sources`), at a real span, and is flagged
+            assert_eq!(v.status, Status::Flagged);
+            assert!(v.reasons.iter().any(|r| r.code == "misattributed"));
+            let src = sources.iter().find(|s| s.label == f.source).expect("found_in names a source of the context");
+            assert_eq!(src.chunk.id, f.chunk_id);
+            assert_ne!(Some(f.source.as_str()), v.source.as_deref(), "found in another source than the cited one");
+            let t = &src.chunk.text;
+            let (a, b) = f.span;
+            assert!(a <= b && b <= t.len() && t.is_char_boundary(a) && t.is_char_boundary(b), "found span {a}..{b}");
+            assert_eq!(f.matched_text, t[a..b]);
+            assert!(f.quote_score >= opts.matching.threshold);
+            if let Some(u) = &f.link.url {
+                assert!(safe_url(u), "unsafe link {u:?}");
+            }
+        }
         if let Some(q) = v.quote_score {
             assert!((0.0..=100.0).contains(&q), "score {q}");
         }

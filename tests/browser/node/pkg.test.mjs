@@ -300,6 +300,28 @@ test('verify (no model): spans in UTF-16, statuses, render and metrics', () => {
   assert.equal(d.dropped.length, 2);
 });
 
+test('misattributed quote: found_in names the other source, with a UTF-16 span and a deep link there', () => {
+  const ctx = m.buildContext([
+    chunk({ id: 'c1', text: 'Luis: 🎉 nothing about pricing here.' }),
+    chunk({ id: 'c2', meeting_id: 'm2', meeting_title: 'Pricing review', date: '2024-05-03', recording_url: 'https://rec.example.com/m2.mp4' }),
+  ], { order: 'date' });
+  const answer = JSON.stringify({ claims: [
+    { text: 'The team agreed on ten percent.', source: 'S1', quote: 'we agreed on a ten percent discount for annual plans' },
+    { text: 'Invented.', source: 'S1', quote: 'we will ship the pilot to the moon in June' },
+  ] });
+  const r = m.verify(answer, ctx.sources, { policy: 'feedback' });
+  const [mis, inv] = r.claims;
+  assert.deepEqual(mis.reasons.map((x) => x.code), ['misattributed']);
+  assert.equal(mis.found_in.source, 'S2');
+  assert.equal(EMOJI_TEXT.slice(...mis.found_in.span), 'we agreed on a ten percent discount for annual plans', 'UTF-16 offsets into S2');
+  assert.equal(mis.found_in.link.url, `https://rec.example.com/m2.mp4#t=${mis.found_in.link.seconds}`);
+  assert.match(mis.reasons[0].message, /^the quote is in S2 \(Pricing review, 3 May, [0-9:]+(, [^)]+)?\), not S1; cite S2$/);
+  assert.match(r.feedback, /cite S2/);
+  assert.equal(inv.found_in, null);
+  assert.deepEqual(inv.reasons.map((x) => x.code), ['quote_not_found']);
+  assert.match(m.renderHtml(r, {}), /class="meetcite-found"/);
+});
+
 test('verify the pricing example without a model: history, numbers, speakers, unknown source', () => {
   const f = fixture('pricing_chunks.json');
   if (!existsSync(f)) return;

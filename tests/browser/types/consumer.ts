@@ -4,7 +4,7 @@
 // checks generated from real reports: every field the runtime sends is read here with the type
 // its value has, and every object's keys must be the keys its type declares.
 import init, { buildContext, chunkTranscript, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, verify, version, Verifier } from 'meetcite';
-import type { Chunk, Chunked, ClaimVerdict, Context, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, Support } from 'meetcite';
+import type { Chunk, Chunked, ClaimVerdict, Context, FoundIn, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, Support } from 'meetcite';
 import { VerifierPool } from 'meetcite/pool';
 import { VerifierWorker } from 'meetcite/worker';
 import type { LoadInfo, ModelProgress } from 'meetcite/worker';
@@ -54,6 +54,9 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   worker.terminate();
   const support: Support | null = report.claims[0]?.support ?? null;
   const first: ClaimVerdict | undefined = scored.claims[0];
+  // a misattributed quote: where it is, with a UTF-16 span and a deep link
+  const found: FoundIn | null = first?.found_in ?? null;
+  const foundAt: string = found ? `${found.source} ${found.span[0]}-${found.span[1]} ${found.link.label} ${found.speaker ?? ''}` : '';
   const link = deepLink('Pricing sync', 'm1', '2024-04-12', 1807, 'Dana Okafor', null);
   const met = metrics(pooled, { times: [1807, null], answerable: true });
   try {
@@ -63,7 +66,7 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   }
   const sources: Source[] = ctx.sources;
   return [v, again.length, parsed.errors.length, m.start, plain.counts.supported, config.max_length, html, support?.score, first?.status,
-    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers].join();
+    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, detected, foundAt].join();
 }
 
 // ---- checks generated from real reports follow

@@ -184,59 +184,183 @@ pub fn parse_answer(text: &str) -> Result<ParsedAnswer, AnswerError> {
     }
     let mut out = ParsedAnswer { claims: Vec::new(), errors: Vec::new() };
     for (index, c) in claims.iter().enumerate() {
-        let err = |field: &str, problem: String, text: Option<String>, source: Option<String>| ClaimError {
-            index,
-            field: field.into(),
-            problem,
-            text,
-            source_raw: source,
-        };
-        let Some(o) = c.as_object() else {
-            out.errors.push(err("", format!("expected an object, found {}", kind(c)), None, None));
-            continue;
-        };
-        let get_str = |field: &str| -> Result<String, String> {
-            match o.get(field) {
-                None => Err("missing".into()),
-                Some(Value::String(s)) => Ok(s.clone()),
-                Some(other) => Err(format!("expected a string, found {}", kind(other))),
-            }
-        };
-        let text = get_str("text");
-        let source_raw = get_str("source");
-        let quote = get_str("quote");
-        let text_ok = text.as_ref().ok().cloned();
-        let src_ok = source_raw.as_ref().ok().cloned();
-        let text = match text {
-            Ok(t) if t.trim().is_empty() => {
-                out.errors.push(err("text", "is empty".into(), None, src_ok));
-                continue;
-            }
-            Ok(t) => t,
-            Err(p) => {
-                out.errors.push(err("text", p, None, src_ok));
-                continue;
-            }
-        };
-        let source = match source_raw.and_then(|s| parse_source(&s)) {
-            Ok(n) => n,
-            Err(p) => {
-                out.errors.push(err("source", p, text_ok, src_ok));
-                continue;
-            }
-        };
-        let quote = match quote {
-            Ok(q) if q.trim().is_empty() => {
-                out.errors.push(err("quote", "is empty".into(), text_ok, src_ok));
-                continue;
-            }
-            Ok(q) => q,
-            Err(p) => {
-                out.errors.push(err("quote", p, text_ok, src_ok));
-                continue;
-            }
-        };
-        out.claims.push(Claim { index, text, source, quote });
+        match read_claim(index, c) {
+            Ok(c) => out.claims.push(c),
+            Err(e) => out.errors.push(e),
+        }
     }
     Ok(out)
+}
+
+/// One element of the `claims` array, at position `index`: a claim, or what is wrong with it.
+fn read_claim(index: usize, c: &Value) -> Result<Claim, ClaimError> {
+    let err = |field: &str, problem: String, text: Option<String>, source: Option<String>| ClaimError {
+        index,
+        field: field.into(),
+        problem,
+        text,
+        source_raw: source,
+    };
+    let Some(o) = c.as_object() else {
+        return Err(err("", format!("expected an object, found {}", kind(c)), None, None));
+    };
+    let get_str = |field: &str| -> Result<String, String> {
+        match o.get(field) {
+            None => Err("missing".into()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(other) => Err(format!("expected a string, found {}", kind(other))),
+        }
+    };
+    let text = get_str("text");
+    let source_raw = get_str("source");
+    let quote = get_str("quote");
+    let text_ok = text.as_ref().ok().cloned();
+    let src_ok = source_raw.as_ref().ok().cloned();
+    let text = match text {
+        Ok(t) if t.trim().is_empty() => return Err(err("text", "is empty".into(), None, src_ok)),
+        Ok(t) => t,
+        Err(p) => return Err(err("text", p, None, src_ok)),
+    };
+    let source = source_raw.and_then(|s| parse_source(&s)).map_err(|p| err("source", p, text_ok.clone(), src_ok.clone()))?;
+    let quote = match quote {
+        Ok(q) if q.trim().is_empty() => return Err(err("quote", "is empty".into(), text_ok, src_ok)),
+        Ok(q) => q,
+        Err(p) => return Err(err("quote", p, text_ok, src_ok)),
+    };
+    Ok(Claim { index, text, source, quote })
+}
+
+/// Finds the elements of the `"claims"` array in an answer that is still arriving, each as soon
+/// as it is complete, in one pass over the text however it is split (each byte is looked at
+/// once): a lenient JSON lexer that follows the first top-level object with a `"claims"` key,
+/// skipping prose, code fences and objects without that key before it. Each element is then
+/// read by the same rules as [`parse_answer`]'s, so for the usual answer (one JSON object, in a
+/// fence or not) the claims it yields are the ones `parse_answer` reads from the whole text. It
+/// decides nothing on its own: a stream's final report still comes from `parse_answer` over the
+/// whole text (see `stream::StreamVerifier`), which also reports any defect this skips.
+#[derive(Debug, Clone, Default)]
+pub struct ClaimScanner {
+    /// bytes of the text looked at so far
+    pos: usize,
+    /// open `{` / `[` of the object followed; empty: in prose
+    stack: Vec<u8>,
+    in_str: bool,
+    escaped: bool,
+    str_start: usize,
+    /// in the followed object, the next string at its top level is a key
+    expect_key: bool,
+    /// the last key at the followed object's top level (raw, as written)
+    key: Option<(usize, usize)>,
+    /// inside the `"claims"` array, and where its current element starts
+    in_claims: bool,
+    element: Option<usize>,
+    next_index: usize,
+    /// the claims array closed, or the followed object turned out malformed: nothing more comes
+    done: bool,
+}
+
+impl ClaimScanner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Look at what `text` gained since the last call (`text` is the whole answer so far and only
+    /// grows) and return the elements of the claims array completed in it, in order.
+    pub fn scan(&mut self, text: &str) -> Vec<Result<Claim, ClaimError>> {
+        let mut out = Vec::new();
+        let bytes = text.as_bytes();
+        while self.pos < bytes.len() && !self.done {
+            let i = self.pos;
+            let b = bytes[i];
+            self.pos += 1;
+            if self.in_str {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_str = false;
+                    if self.stack.len() == 1 && self.expect_key {
+                        self.key = Some((self.str_start, i));
+                        self.expect_key = false;
+                    }
+                }
+                continue;
+            }
+            if self.stack.is_empty() {
+                if b == b'{' {
+                    self.stack.push(b);
+                    self.expect_key = true;
+                    self.key = None;
+                }
+                continue;
+            }
+            if self.in_claims && self.stack.len() == 2 && self.element.is_none() && !b.is_ascii_whitespace() && b != b',' && b != b']' {
+                self.element = Some(i);
+            }
+            match b {
+                b'"' => {
+                    self.in_str = true;
+                    self.str_start = i + 1;
+                }
+                b'[' if self.stack.len() == 1 && !self.expect_key && self.key.map(|(s, e)| &text[s..e]) == Some("claims") => {
+                    self.stack.push(b);
+                    self.in_claims = true;
+                }
+                b'{' | b'[' => self.stack.push(b),
+                b'}' | b']' => {
+                    let open = if b == b'}' { b'{' } else { b'[' };
+                    if self.stack.last() != Some(&open) {
+                        // not JSON after all: stop; the final parse says what is wrong
+                        self.done = true;
+                        break;
+                    }
+                    self.stack.pop();
+                    if self.in_claims && self.stack.len() == 2 {
+                        // an object (or array) element closed
+                        if let Some(s) = self.element.take() {
+                            self.emit(&text[s..=i], &mut out);
+                        }
+                    } else if self.in_claims && self.stack.len() == 1 {
+                        // the claims array closed; a scalar element before `]` is complete
+                        if let Some(s) = self.element.take() {
+                            self.emit(&text[s..i], &mut out);
+                        }
+                        self.done = true;
+                    } else if self.stack.is_empty() {
+                        // an object without "claims" (an example in the prose): skipped whole
+                        self.key = None;
+                    }
+                }
+                b',' => {
+                    if self.stack.len() == 1 {
+                        self.expect_key = true;
+                    } else if self.in_claims && self.stack.len() == 2 {
+                        if let Some(s) = self.element.take() {
+                            self.emit(&text[s..i], &mut out);
+                        }
+                    }
+                }
+                b':' if self.stack.len() == 1 => self.expect_key = false,
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn emit(&mut self, element: &str, out: &mut Vec<Result<Claim, ClaimError>>) {
+        if self.next_index >= MAX_CLAIMS {
+            self.done = true;
+            return;
+        }
+        let element = crate::context::replace_lone_surrogate_escapes(element.trim_end());
+        match serde_json::from_str::<Value>(&element) {
+            Ok(v) => {
+                out.push(read_claim(self.next_index, &v));
+                self.next_index += 1;
+            }
+            // malformed JSON: the whole answer is (the final parse reports where)
+            Err(_) => self.done = true,
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! Pipeline: [`context`] builds numbered sources and the prompt, [`answer`] parses the LLM's
 //! JSON, [`quote`] aligns each quote inside its cited chunk, [`nli`] checks entailment with a
 //! cross-encoder, [`attribution`] checks speakers and superseded decisions, [`verify`] turns all
-//! of it into a [`report::Report`], [`render`] makes HTML and Markdown of a report, [`metrics`]
+//! of it into a [`report::Report`] ([`stream`] does it while the answer arrives), [`render`] makes HTML and Markdown of a report, [`metrics`]
 //! scores one. [`wasm`] only converts between JavaScript values and these types.
 //!
 //! Offsets inside this crate are UTF-8 byte offsets into the chunk's `text`
@@ -22,6 +22,7 @@ pub mod nli;
 pub mod quote;
 pub mod render;
 pub mod report;
+pub mod stream;
 pub mod support;
 pub mod text;
 pub mod transcript;
@@ -36,4 +37,5 @@ pub use metrics::{metrics, Gold, Metrics};
 pub use quote::{match_quote, MatchOptions, QuoteMatch};
 pub use render::{render_html, render_markdown, RenderOptions};
 pub use report::{deep_link, ClaimVerdict, DeepLink, Policy, Reason, Report, Status};
+pub use stream::{StreamEvent, StreamOptions, StreamVerifier};
 pub use verify::{nli_plan, verify, Precomputed, ScoredPair, VerifyOptions};

@@ -223,27 +223,35 @@ pub fn deep_link(title: &str, meeting_id: &str, date: &str, seconds: f64, speake
 }
 
 impl Report {
-    /// Express the claims' spans (UTF-8 bytes) in `enc`: each span is converted over the text of
-    /// the chunk it points into, found by `chunk_id`, else by the cited label.
+    /// Express the claims' spans (UTF-8 bytes) in `enc`: see [`ClaimVerdict::encode_spans`].
+    pub fn encode_spans(&mut self, sources: &[Source], enc: PositionEncoding) {
+        for v in self.claims.iter_mut().chain(self.dropped.iter_mut()) {
+            v.encode_spans(sources, enc);
+        }
+    }
+}
+
+impl ClaimVerdict {
+    /// Express the spans (UTF-8 bytes) in `enc`: `span` is converted over the text of the chunk
+    /// it points into, found by `chunk_id`, else by the cited label; `found_in.span` over its
+    /// chunk's text.
     pub fn encode_spans(&mut self, sources: &[Source], enc: PositionEncoding) {
         if enc == PositionEncoding::Utf8 {
             return;
         }
-        for v in self.claims.iter_mut().chain(self.dropped.iter_mut()) {
-            if let Some(f) = v.found_in.as_mut() {
-                if let Some(s) = sources.iter().find(|s| s.chunk.id == f.chunk_id) {
-                    enc.encode(&s.chunk.text, &mut [&mut f.span.0, &mut f.span.1]);
-                }
+        if let Some(f) = self.found_in.as_mut() {
+            if let Some(s) = sources.iter().find(|s| s.chunk.id == f.chunk_id) {
+                enc.encode(&s.chunk.text, &mut [&mut f.span.0, &mut f.span.1]);
             }
-            let Some((mut start, mut end)) = v.span else {
-                continue;
-            };
-            let by_id = v.chunk_id.as_deref().and_then(|id| sources.iter().find(|s| s.chunk.id == id));
-            let by_label = || v.source.as_deref().and_then(|l| crate::answer::parse_source(l).ok()).and_then(|n| crate::context::lookup(sources, n));
-            if let Some(s) = by_id.or_else(by_label) {
-                enc.encode(&s.chunk.text, &mut [&mut start, &mut end]);
-                v.span = Some((start, end));
-            }
+        }
+        let Some((mut start, mut end)) = self.span else {
+            return;
+        };
+        let by_id = self.chunk_id.as_deref().and_then(|id| sources.iter().find(|s| s.chunk.id == id));
+        let by_label = || self.source.as_deref().and_then(|l| crate::answer::parse_source(l).ok()).and_then(|n| crate::context::lookup(sources, n));
+        if let Some(s) = by_id.or_else(by_label) {
+            enc.encode(&s.chunk.text, &mut [&mut start, &mut end]);
+            self.span = Some((start, end));
         }
     }
 }

@@ -243,6 +243,12 @@ struct TimedWord {
     speaker: String,
 }
 
+impl TimedWord {
+    fn word(&self) -> Word {
+        Word { word: self.text.trim().to_string(), start: self.start, end: self.end, offset: None }
+    }
+}
+
 /// Words without utterances -> one segment per sentence, a new one at each speaker change (the
 /// chunker joins a speaker's sentences into turns and cuts long turns between them).
 fn segments_from_words(words: Vec<TimedWord>) -> Vec<Segment> {
@@ -257,15 +263,9 @@ fn segments_from_words(words: Vec<TimedWord>) -> Vec<Segment> {
                 s.text.push(' ');
                 s.text.push_str(w.text.trim());
                 s.end = s.end.max(w.end);
-                s.words.push(Word { word: w.text.trim().to_string(), start: w.start, end: w.end, offset: None });
+                s.words.push(w.word());
             }
-            _ => out.push(Segment {
-                speaker: w.speaker.clone(),
-                start: w.start,
-                end: w.end,
-                text: w.text.trim().to_string(),
-                words: vec![Word { word: w.text.trim().to_string(), start: w.start, end: w.end, offset: None }],
-            }),
+            _ => out.push(Segment { speaker: w.speaker.clone(), start: w.start, end: w.end, text: w.text.trim().to_string(), words: vec![w.word()] }),
         }
         open = !w.text.trim_end_matches(['"', '\'', ')']).ends_with(['.', '?', '!']);
     }
@@ -333,7 +333,7 @@ fn assemblyai(text: &str) -> Result<Vec<Segment>, TranscriptError> {
                     start: ms(u.start),
                     end: ms(u.end),
                     text: u.text.trim().to_string(),
-                    words: ws.into_iter().map(|w| Word { word: w.text, start: w.start, end: w.end, offset: None }).collect(),
+                    words: ws.iter().map(TimedWord::word).collect(),
                 });
             }
         }
@@ -419,7 +419,7 @@ fn deepgram(text: &str) -> Result<Vec<Segment>, TranscriptError> {
                 let mut words = Vec::with_capacity(u.words.len());
                 for (k, w) in u.words.iter().enumerate() {
                     let tw = word(w, speaker.clone(), &|| format!("results.utterances[{i}].words[{k}]"))?;
-                    words.push(Word { word: tw.text, start: tw.start, end: tw.end, offset: None });
+                    words.push(tw.word());
                 }
                 out.push(Segment { speaker, start: u.start, end: u.end, text: u.transcript.trim().to_string(), words });
             }

@@ -51,6 +51,31 @@ pub trait Entail {
     fn support(&self) -> &SupportConfig;
 }
 
+// A model behind a reference or a shared pointer is a model: `StreamVerifier` owns its `N`
+// (`&NliModel` natively, `Rc<NliModel>` in the wasm bindings, whose objects cannot borrow).
+macro_rules! entail_through {
+    ($($ptr:ty),*) => {$(
+        impl<T: Entail + ?Sized> Entail for $ptr {
+            fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, EntailError> {
+                (**self).score_pairs(pairs)
+            }
+            fn thresholds(&self) -> Thresholds {
+                Entail::thresholds(&**self)
+            }
+            fn count_tokens(&self, text: &str) -> usize {
+                Entail::count_tokens(&**self, text)
+            }
+            fn max_length(&self) -> usize {
+                Entail::max_length(&**self)
+            }
+            fn support(&self) -> &SupportConfig {
+                Entail::support(&**self)
+            }
+        }
+    )*};
+}
+entail_through!(&T, Box<T>, std::rc::Rc<T>, std::sync::Arc<T>);
+
 /// One scored (premise, hypothesis) pair, e.g. computed by another worker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
@@ -258,7 +283,7 @@ fn grow_turns(turns: &[crate::context::Turn], i: usize, last: usize, budget: usi
     render(turns[lo].text_start, turns[hi].text_end)
 }
 
-fn all_speakers(sources: &[Source]) -> Vec<String> {
+pub(crate) fn all_speakers(sources: &[Source]) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     let mut seen: HashSet<&str> = HashSet::new();
     for s in sources {
@@ -283,14 +308,21 @@ fn claim_numbers_missing(claim: &str, evidence: &str, date: &str) -> Vec<String>
         .collect()
 }
 
-struct Work<'s> {
-    verdict: ClaimVerdict,
+pub(crate) struct Work<'s> {
+    pub(crate) verdict: ClaimVerdict,
     chunk: Option<&'s Chunk>,
     premise_ctx: Option<String>,
     premise_quote: Option<String>,
     /// the text of the quote's turn(s) and their speakers, for the support features
     quote_turn: Option<String>,
     quote_speakers: Vec<String>,
+}
+
+impl<'s> Work<'s> {
+    /// A verdict with nothing to score yet (no premises, no quoted turn).
+    fn new(verdict: ClaimVerdict, chunk: Option<&'s Chunk>) -> Self {
+        Work { verdict, chunk, premise_ctx: None, premise_quote: None, quote_turn: None, quote_speakers: Vec::new() }
+    }
 }
 
 /// Verify an LLM answer against the lookup table of the context it was given.
@@ -300,7 +332,7 @@ pub fn verify(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<
 
 /// [`verify`], and the support features of each scored claim (by claim index).
 /// The support features of each scored claim, by claim index (what `score_premise` reports).
-type ClaimFeatures = Vec<(usize, Vec<f64>)>;
+pub(crate) type ClaimFeatures = Vec<(usize, Vec<f64>)>;
 
 fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<(Report, ClaimFeatures), VerifyError> {
     let mut feats = Vec::new();
@@ -308,21 +340,7 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
     let speakers = all_speakers(sources);
     let mut work: Vec<Work> = Vec::new();
     for e in &parsed.errors {
-        work.push(Work {
-            verdict: blank(
-                e.index,
-                e.text.clone().unwrap_or_default(),
-                e.source_raw.clone(),
-                String::new(),
-                Status::Unparsable,
-                vec![reason("unparsable", e.to_string())],
-            ),
-            chunk: None,
-            premise_ctx: None,
-            premise_quote: None,
-            quote_turn: None,
-            quote_speakers: Vec::new(),
-        });
+        work.push(unparsable(e));
     }
     // each cited chunk is normalised for matching once, however many claims cite it
     let hay: Vec<std::cell::OnceCell<Haystack>> = sources.iter().map(|_| std::cell::OnceCell::new()).collect();
@@ -330,58 +348,10 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
     for c in &parsed.claims {
         work.push(check_claim(c, sources, &hay, &mut elsewhere, &speakers, opts));
     }
-    // NLI, batched over all claims
     if let Some(nli) = opts.nli {
-        let mut pairs: Vec<(&str, &str)> = Vec::new();
-        let mut owners = Vec::new();
-        for (i, w) in work.iter().enumerate() {
-            if let (Some(pc), Some(pq)) = (&w.premise_ctx, &w.premise_quote) {
-                pairs.push((pc, &w.verdict.text));
-                pairs.push((pq, &w.verdict.text));
-                owners.push(i);
-            }
-        }
-        if !pairs.is_empty() {
-            let probs = nli.score_pairs(&pairs).map_err(VerifyError::Nli)?;
-            let th = nli.thresholds();
-            for (k, &i) in owners.iter().enumerate() {
-                let (pc, pq) = (probs[2 * k], probs[2 * k + 1]);
-                let w = &work[i];
-                let chunk = w.chunk.expect("a scored claim has its chunk");
-                let ev = Evidence::from_chunk(chunk, &speakers);
-                let part = NliPart {
-                    entailment: pc.entailment.max(pq.entailment),
-                    entailment_mean: (pc.entailment + pq.entailment) / 2.0,
-                    contradiction: pc.contradiction,
-                    local: w.premise_ctx.as_deref().unwrap_or_default(),
-                    turns: None,
-                    quote_turn: w.quote_turn.as_deref(),
-                    quote_speakers: &w.quote_speakers,
-                    quoted: w.verdict.matched_text.as_deref(),
-                };
-                let f = crate::support::features(&w.verdict.text, &ev, &part);
-                let s = nli.support().score(&f);
-                feats.push((w.verdict.index, f));
-                let v = &mut work[i].verdict;
-                v.nli = Some(NliScores { context: pc, quote: pq });
-                let entailed_ctx = pc.entailment >= th.entailment && pc.contradiction < th.contradiction;
-                let entailed_quote = pq.entailment >= th.entailment && pq.contradiction < th.contradiction;
-                // the support score decides; the two codes only say which way it failed
-                if !s.supported && entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
-                    let m = format!("the quote supports the claim but its turn contradicts it (p={:.2}; {})", pc.contradiction, explain(&s));
-                    v.reasons.push(reason("contradicted_by_turn", m));
-                } else if !s.supported {
-                    v.reasons.push(reason("not_entailed", format!("the source does not support the claim ({})", explain(&s))));
-                }
-                v.support = Some(s);
-            }
-        }
+        score_nli(&mut work, &speakers, nli, &mut feats)?;
     }
-    for w in &mut work {
-        if w.verdict.status == Status::Flagged && w.verdict.reasons.is_empty() {
-            w.verdict.status = Status::Supported;
-        }
-    }
+    work.iter_mut().for_each(settle);
     let conflicts = history(&mut work, sources, opts);
     let mut claims: Vec<ClaimVerdict> = work.into_iter().map(|w| w.verdict).collect();
     claims.sort_by_key(|c| c.index);
@@ -409,6 +379,70 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
         nli_used: opts.nli.is_some(),
     };
     Ok((report, feats))
+}
+
+/// A claim that could not be read: its verdict.
+pub(crate) fn unparsable(e: &crate::answer::ClaimError) -> Work<'static> {
+    let v =
+        blank(e.index, e.text.clone().unwrap_or_default(), e.source_raw.clone(), String::new(), Status::Unparsable, vec![reason("unparsable", e.to_string())]);
+    Work::new(v, None)
+}
+
+/// A flagged verdict with no reason left is supported.
+pub(crate) fn settle(w: &mut Work) {
+    if w.verdict.status == Status::Flagged && w.verdict.reasons.is_empty() {
+        w.verdict.status = Status::Supported;
+    }
+}
+
+/// The NLI pairs of the claims in `work` (context and quote premise of each claim whose quote
+/// was found), scored in one call, and their support scores and reasons.
+pub(crate) fn score_nli(work: &mut [Work], speakers: &[String], nli: &dyn Entail, feats: &mut ClaimFeatures) -> Result<(), VerifyError> {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    let mut owners = Vec::new();
+    for (i, w) in work.iter().enumerate() {
+        if let (Some(pc), Some(pq)) = (&w.premise_ctx, &w.premise_quote) {
+            pairs.push((pc, &w.verdict.text));
+            pairs.push((pq, &w.verdict.text));
+            owners.push(i);
+        }
+    }
+    if !pairs.is_empty() {
+        let probs = nli.score_pairs(&pairs).map_err(VerifyError::Nli)?;
+        let th = nli.thresholds();
+        for (k, &i) in owners.iter().enumerate() {
+            let (pc, pq) = (probs[2 * k], probs[2 * k + 1]);
+            let w = &work[i];
+            let chunk = w.chunk.expect("a scored claim has its chunk");
+            let ev = Evidence::from_chunk(chunk, speakers);
+            let part = NliPart {
+                entailment: pc.entailment.max(pq.entailment),
+                entailment_mean: (pc.entailment + pq.entailment) / 2.0,
+                contradiction: pc.contradiction,
+                local: w.premise_ctx.as_deref().unwrap_or_default(),
+                turns: None,
+                quote_turn: w.quote_turn.as_deref(),
+                quote_speakers: &w.quote_speakers,
+                quoted: w.verdict.matched_text.as_deref(),
+            };
+            let f = crate::support::features(&w.verdict.text, &ev, &part);
+            let s = nli.support().score(&f);
+            feats.push((w.verdict.index, f));
+            let v = &mut work[i].verdict;
+            v.nli = Some(NliScores { context: pc, quote: pq });
+            let entailed_ctx = pc.entailment >= th.entailment && pc.contradiction < th.contradiction;
+            let entailed_quote = pq.entailment >= th.entailment && pq.contradiction < th.contradiction;
+            // the support score decides; the two codes only say which way it failed
+            if !s.supported && entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
+                let m = format!("the quote supports the claim but its turn contradicts it (p={:.2}; {})", pc.contradiction, explain(&s));
+                v.reasons.push(reason("contradicted_by_turn", m));
+            } else if !s.supported {
+                v.reasons.push(reason("not_entailed", format!("the source does not support the claim ({})", explain(&s))));
+            }
+            v.support = Some(s);
+        }
+    }
+    Ok(())
 }
 
 /// What [`score_premise`] returns.
@@ -563,13 +597,13 @@ pub const MISATTRIBUTION_BUDGET: usize = 400_000_000;
 
 /// The search of the other sources for a quote the cited one lacks: results memoised per
 /// (quote, cited source), the whole search bounded by [`MISATTRIBUTION_BUDGET`].
-struct Elsewhere {
+pub(crate) struct Elsewhere {
     budget: usize,
     memo: HashMap<(String, usize), Option<(usize, QuoteMatch)>>,
 }
 
 impl Elsewhere {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Elsewhere { budget: MISATTRIBUTION_BUDGET, memo: HashMap::new() }
     }
 
@@ -610,7 +644,7 @@ impl Elsewhere {
     }
 }
 
-fn check_claim<'s>(
+pub(crate) fn check_claim<'s>(
     c: &Claim,
     sources: &'s [Source],
     hay: &[std::cell::OnceCell<Haystack>],
@@ -624,21 +658,8 @@ fn check_claim<'s>(
             0 => "there are no sources".to_string(),
             n => format!("the sources are S1..S{n}"),
         };
-        return Work {
-            verdict: blank(
-                c.index,
-                c.text.clone(),
-                Some(label.clone()),
-                c.quote.clone(),
-                Status::UnknownSource,
-                vec![reason("unknown_source", format!("{label} is not a source ({known})"))],
-            ),
-            chunk: None,
-            premise_ctx: None,
-            premise_quote: None,
-            quote_turn: None,
-            quote_speakers: Vec::new(),
-        };
+        let why = vec![reason("unknown_source", format!("{label} is not a source ({known})"))];
+        return Work::new(blank(c.index, c.text.clone(), Some(label.clone()), c.quote.clone(), Status::UnknownSource, why), None);
     };
     let src = &sources[si];
     let chunk = &src.chunk;
@@ -678,7 +699,7 @@ fn check_claim<'s>(
                 time: loc.time,
                 link,
             });
-            return Work { verdict: v, chunk: Some(chunk), premise_ctx: None, premise_quote: None, quote_turn: None, quote_speakers: Vec::new() };
+            return Work::new(v, Some(chunk));
         }
     }
     if m.too_long {
@@ -691,7 +712,7 @@ fn check_claim<'s>(
     if !m.missing_numbers.is_empty() && m.score >= opts.matching.threshold {
         v.reasons.push(reason("number_mismatch", format!("the quote's {} not in the transcript at that point", fmt_numbers(&m.missing_numbers))));
     }
-    let mut w = Work { verdict: v, chunk: Some(chunk), premise_ctx: None, premise_quote: None, quote_turn: None, quote_speakers: Vec::new() };
+    let mut w = Work::new(v, Some(chunk));
     if m.score < opts.matching.threshold || m.too_long {
         return w;
     }

@@ -161,6 +161,11 @@ impl<N: Entail> StreamVerifier<N> {
         Self::build(sources, opts, Some(nli))
     }
 
+    /// [`with_model`](Self::with_model) or, with `None`, a stream without NLI.
+    pub fn with_optional_model(sources: Vec<Source>, opts: StreamOptions, nli: Option<N>) -> Self {
+        Self::build(sources, opts, nli)
+    }
+
     fn build(sources: Vec<Source>, opts: StreamOptions, nli: Option<N>) -> Self {
         StreamVerifier {
             hay: sources.iter().map(|_| OnceCell::new()).collect(),

@@ -142,3 +142,73 @@ fn chunk_command_reads_a_transcript_and_its_chunks_verify() {
     assert!(err.contains("[chunk_options]") && err.contains("docx"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `verify --answer - --format jsonl`: each verdict is printed while the answer is still arriving
+/// (the test waits for three verdicts before it sends the rest), and the last line is the report
+/// `verify --format json` gives on the whole file.
+#[test]
+fn verify_streams_verdicts_from_stdin_as_jsonl() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let args = ["verify", "--order", "date", "--chunks", "tests/fixtures/pricing_chunks.json", "--answer"];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meetcite"))
+        .args(args)
+        .args(["-", "--format", "jsonl"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            tx.send(line.unwrap()).unwrap();
+        }
+    });
+    let answer = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/pricing_answer.json")).unwrap();
+    // up to the end of the third claim's object, cut inside a multi-byte-free line
+    let third = answer.match_indices("  }").nth(2).unwrap().0 + 3;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&answer.as_bytes()[..third]).unwrap();
+    stdin.flush().unwrap();
+    let mut lines: Vec<serde_json::Value> = Vec::new();
+    while lines.len() < 3 {
+        let l = rx.recv_timeout(Duration::from_secs(120)).expect("three verdicts before the answer ends");
+        lines.push(serde_json::from_str(&l).unwrap());
+    }
+    assert!(lines.iter().all(|v| v["type"] == "claim"));
+    assert_eq!(lines.iter().map(|v| v["claim"]["index"].as_u64().unwrap()).collect::<Vec<_>>(), vec![0, 1, 2]);
+    stdin.write_all(&answer.as_bytes()[third..]).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+    lines.extend(rx.try_iter().map(|l| serde_json::from_str(&l).unwrap()));
+    let claims = lines.iter().filter(|v| v["type"] == "claim").count();
+    assert_eq!(claims, 6);
+    assert!(lines.iter().any(|v| v["type"] == "update"), "the superseded April decision is an update at the end");
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "report");
+    let (code, whole, err) = cli(&[&args[..], &["tests/fixtures/pricing_answer.json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(last["report"], serde_json::from_str::<serde_json::Value>(&whole).unwrap());
+    // the same from a file, and stdin that is not UTF-8 is an error
+    let (code, out, _) = cli(&[&args[..], &["tests/fixtures/pricing_answer.json", "--format", "jsonl", "--no-nli"]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().filter(|l| l.contains("\"type\":\"claim\"")).count(), 6);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_meetcite"))
+        .args(args)
+        .args(["-", "--format", "jsonl", "--no-nli"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"{\"claims\": [\xff]}").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not valid UTF-8 (byte 12)"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -14,9 +14,10 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   meetcite context --chunks FILE [--order relevance|date] [--viewer ID] [--max-tokens N] [--question TEXT]
-  meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE
-                   [--policy drop|warn|feedback] [--format json|markdown|html] [--no-nli] [--model DIR]
-                   [--premise-tokens N]
+  meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE|-
+                   [--policy drop|warn|feedback] [--format json|jsonl|markdown|html] [--no-nli] [--model DIR]
+                   [--premise-tokens N]   --answer - reads stdin; --format jsonl prints each claim's
+                   verdict as soon as its JSON object has arrived, then {\"type\":\"report\",..}
   meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|openai|assemblyai|deepgram|vtt|srt|chunks]
                    [--title T] [--date YYYY-MM-DD] [--recording-url URL] [--max-words N]
                    [--overlap-turns K]   speech-to-text output -> chunk JSON (stdout)
@@ -138,36 +139,122 @@ fn field<'a>(v: &'a serde_json::Value, k: &str) -> Result<&'a str, String> {
     v.get(k).and_then(|x| x.as_str()).ok_or_else(|| format!("field {k:?} missing or not a string"))
 }
 
+/// A serialisable value as one line of JSON (`line` above takes events and the report alike).
+mod erased {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string(self).expect("reports serialise")
+        }
+    }
+}
+
+/// Read `r` as it arrives (a pipe gives what the writer has flushed) and hand each piece of text
+/// to `f`; a UTF-8 character cut between two reads waits for its last bytes.
+fn read_pieces(mut r: impl std::io::Read, f: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+    let mut buf = [0u8; 8192];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut offset = 0usize;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.to_string()),
+        };
+        if n == 0 {
+            return match pending.is_empty() {
+                true => Ok(()),
+                false => Err(format!("not valid UTF-8 (byte {offset}): the input ends inside a character")),
+            };
+        }
+        pending.extend_from_slice(&buf[..n]);
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(_) => pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => return Err(format!("not valid UTF-8 (byte {})", offset + e.valid_up_to())),
+        };
+        if valid > 0 {
+            f(std::str::from_utf8(&pending[..valid]).expect("checked above"))?;
+            offset += valid;
+            pending.drain(..valid);
+        }
+    }
+}
+
 fn run() -> Result<(), String> {
     let a = parse_args()?;
     match a.cmd.as_str() {
         "context" => print_json(&context_from(&a)?),
         "verify" => {
             let ctx = context_from(&a)?;
-            let answer_path = a.opts.get("answer").ok_or("--answer FILE is required")?;
-            let answer = read(answer_path)?;
+            let answer_path = a.opts.get("answer").ok_or("--answer FILE is required (- for stdin)")?;
             let policy = match a.opts.get("policy").map(String::as_str) {
                 None | Some("warn") => Policy::Warn,
                 Some("drop") => Policy::Drop,
                 Some("feedback") => Policy::Feedback,
                 Some(p) => return Err(format!("--policy must be drop, warn or feedback, not {p:?}")),
             };
+            let format = a.opts.get("format").map(String::as_str).unwrap_or("json");
+            if !["json", "jsonl", "markdown", "md", "html"].contains(&format) {
+                return Err(format!("--format must be json, jsonl, markdown or html, not {format:?}"));
+            }
             let model = if a.flags.iter().any(|f| f == "--no-nli") { None } else { Some(load_model(&model_dir(&a))?) };
             let premise_tokens = premise_tokens(&a)?;
             let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail), premise_tokens };
+            let name = if answer_path == "-" { "stdin" } else { answer_path.as_str() };
+            if format == "jsonl" {
+                // one line per verdict as soon as its claim is complete, then the end's events and
+                // the report: `{"type":"claim"|"update"|"retract",..}`, `{"type":"report","report":..}`
+                let sources = ctx.sources;
+                let err = |e: meetcite::verify::VerifyError| format!("{name}: [{}] {e}", e.code());
+                let out = std::io::stdout();
+                let line = |v: &dyn erased::Json| -> Result<(), String> {
+                    let mut o = out.lock();
+                    writeln!(o, "{}", v.json()).and_then(|_| o.flush()).map_err(|e| format!("stdout: {e}"))
+                };
+                let mut stream = meetcite::StreamVerifier::with_optional_model(sources, meetcite::StreamOptions::from(&opts), opts.nli);
+                let mut on_piece = |piece: &str| -> Result<(), String> {
+                    for ev in stream.push(piece).map_err(err)? {
+                        line(&ev)?;
+                    }
+                    Ok(())
+                };
+                if answer_path == "-" {
+                    read_pieces(std::io::stdin().lock(), &mut on_piece).map_err(|e| format!("stdin: {e}"))?;
+                } else {
+                    on_piece(&read(answer_path)?)?;
+                }
+                let end = stream.finish().map_err(err)?;
+                for ev in &end.events {
+                    line(ev)?;
+                }
+                return line(&serde_json::json!({"type": "report", "report": end.report}));
+            }
+            let answer = if answer_path == "-" {
+                let mut all = String::new();
+                read_pieces(std::io::stdin().lock(), &mut |p| {
+                    all.push_str(p);
+                    Ok(())
+                })
+                .map_err(|e| format!("stdin: {e}"))?;
+                all
+            } else {
+                read(answer_path)?
+            };
             let sources: &[Source] = &ctx.sources;
-            let report = meetcite::verify(&answer, sources, &opts).map_err(|e| format!("{answer_path}: [{}] {e}", e.code()))?;
-            match a.opts.get("format").map(String::as_str) {
-                None | Some("json") => print_json(&report),
-                Some("markdown") | Some("md") => {
+            let report = meetcite::verify(&answer, sources, &opts).map_err(|e| format!("{name}: [{}] {e}", e.code()))?;
+            match format {
+                "markdown" | "md" => {
                     print!("{}", render_markdown(&report, &RenderOptions::default()));
                     Ok(())
                 }
-                Some("html") => {
+                "html" => {
                     print!("{}", render_html(&report, &RenderOptions::default()));
                     Ok(())
                 }
-                Some(f) => Err(format!("--format must be json, markdown or html, not {f:?}")),
+                _ => print_json(&report),
             }
         }
         "chunk" => {

@@ -1,8 +1,10 @@
 // One worker of meetcite's VerifierPool (pool.js): a wasm instance and its own Verifier.
-// Protocol: {id, type: 'init'|'plan'|'score'|'verify', ...args} -> {id, ok, value} | {id, ok: false, error: {code, message, name}}.
+// Protocol: {id, type: 'init'|'plan'|'score'|'verify'|'streamOpen'|'streamPush'|'streamFinish', ...args} -> {id, ok, value} | {id, ok: false, error: {code, message, name}}.
 import init, { Verifier } from './meetcite.js';
 
 let verifier = null;
+const streams = new Map(); // sid -> AnswerStream
+let nextStream = 1;
 
 function loaded() {
   if (!verifier) {
@@ -21,10 +23,34 @@ const handlers = {
     return { config: verifier.config };
   },
   plan: ({ answer, sources, opts }) => loaded().plan(answer, sources, opts),
-  // Verifier#score batches the pairs by token length itself (the one rule, in nli.rs)
+  // Verifier#score scores as verify does (the one rule, in nli.rs)
   score: ({ pairs }) => loaded().score(pairs),
   verify: ({ answer, sources, opts }) => loaded().verify(answer, sources, opts),
+  streamOpen({ sources, opts }) {
+    const sid = nextStream++;
+    streams.set(sid, loaded().stream(sources, opts));
+    return sid;
+  },
+  streamPush: ({ sid, piece }) => openStream(sid).push(piece),
+  streamFinish: ({ sid }) => finishStream(sid),
 };
+
+function openStream(sid) {
+  const s = streams.get(sid);
+  if (!s) throw Object.assign(new Error('the stream is finished: open a new one for the next answer'), { code: 'finished' });
+  return s;
+}
+
+// finished or failed, the stream's wasm memory is freed
+function finishStream(sid) {
+  const s = openStream(sid);
+  streams.delete(sid);
+  try {
+    return s.finish();
+  } finally {
+    s.free();
+  }
+}
 
 self.onmessage = async ({ data }) => {
   const { id, type, ...args } = data || {};

@@ -1,5 +1,6 @@
 // Types of meetcite/pool (pool.js): a Verifier on several Web Workers.
 import type { ModelConfig, ModelFiles, Probs, Report, Source, VerifyOptions } from './meetcite.js';
+import type { RemoteStream } from './worker.js';
 
 export interface PoolOptions {
   /** Number of workers, each with its own wasm instance and model (default `navigator.hardwareConcurrency || 2`). */
@@ -22,6 +23,8 @@ export declare class VerifierPool {
   readonly config: ModelConfig;
   /** Same report as `Verifier#verify`: worker 0 plans, all workers score, worker 0 verifies with the scores. */
   verify(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<Report>;
+  /** Verify an answer while it arrives, on one worker (concurrent streams take the workers in turn). */
+  stream(sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<RemoteStream>;
   /** The pairs `verify` scores for this answer (`Verifier#plan` on worker 0). */
   plan(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<[premise: string, hypothesis: string][]>;
   /** Score pairs on all workers in parallel; results in the order of `pairs`. */

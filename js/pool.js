@@ -8,7 +8,7 @@
 // Each worker (pool-worker.js) instantiates the wasm module (compiled once here and shared) and
 // loads its own Verifier from a copy of the model bytes. verify: worker 0 lists the NLI pairs
 // (Verifier#plan), the pairs are split across the workers balanced by text length, every worker
-// scores its share (Verifier#score, in batches of similar length) at the same time, and worker 0
+// scores its share (Verifier#score) at the same time, and worker 0
 // verifies with those scores.
 // Browsers only (Web Workers with `type: 'module'`). Errors reject with an Error whose `code` is
 // the wasm error's code (`invalid_json`, `model`, ...) or `worker` / `terminated` / `wasm`.
@@ -183,6 +183,19 @@ export class VerifierPool {
     const scores = pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i] }));
     return w0.call('verify', { answer, sources, opts: { ...(opts || {}), scores: [...(opts?.scores || []), ...scores] } });
   }
+
+  /**
+   * Verify an answer while it arrives: `{push(piece) -> Promise<StreamEvent[]>, finish() ->
+   * Promise<Finished>}` (see `Verifier#stream`). A stream runs on one worker (claims come one at a
+   * time; each has two NLI pairs); concurrent streams go to the workers in turn.
+   */
+  async stream(sources, opts) {
+    const ch = this.channels[(this.#nextStream++) % this.channels.length];
+    const sid = await ch.call('streamOpen', { sources, opts });
+    return { push: (piece) => ch.call('streamPush', { sid, piece }), finish: () => ch.call('streamFinish', { sid }) };
+  }
+
+  #nextStream = 0;
 
   /** Stop every worker; pending and later calls reject with code `terminated`. */
   terminate() {

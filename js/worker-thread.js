@@ -11,6 +11,8 @@ let wasmModule = null; // the compiled module, shared with the pool's workers
 let verifier = null; // a Verifier once loaded with workers: 1
 let pool = null; // a VerifierPool once loaded with workers > 1
 let loading = null;
+const streams = new Map(); // sid -> AnswerStream here, or a pool stream
+let nextStream = 1;
 
 function coded(code, message) {
   const e = new Error(message);
@@ -82,6 +84,12 @@ async function load(id, { source, options = {} }) {
   };
 }
 
+function openStream(sid) {
+  const s = streams.get(sid);
+  if (!s) throw coded('finished', 'the stream is finished: open a new one for the next answer');
+  return s;
+}
+
 const handlers = {
   init: async (a) => {
     await start(a);
@@ -108,6 +116,23 @@ const handlers = {
     if (pool) return pool.score(pairs);
     if (verifier) return verifier.score(pairs);
     throw coded('not_loaded', 'score() needs a model: call load() first');
+  },
+  async streamOpen({ sources, opts }) {
+    if (loading) await loading.catch(() => {});
+    const s = pool ? await pool.stream(sources, opts) : verifier ? verifier.stream(sources, opts) : meetcite.stream(sources, opts);
+    const sid = nextStream++;
+    streams.set(sid, s);
+    return sid;
+  },
+  streamPush: ({ sid, piece }) => openStream(sid).push(piece),
+  async streamFinish({ sid }) {
+    const s = openStream(sid);
+    streams.delete(sid);
+    try {
+      return await s.finish();
+    } finally {
+      s.free?.(); // a wasm AnswerStream; a pool stream lives in its worker
+    }
   },
   renderHtml: ({ report, opts }) => meetcite.renderHtml(report, opts),
   renderMarkdown: ({ report, opts }) => meetcite.renderMarkdown(report, opts),

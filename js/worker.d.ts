@@ -1,9 +1,17 @@
 // Types of meetcite/worker (worker.js): meetcite in a Web Worker, promise API.
 // No DOM types: this compiles under `lib: ["es2022"]` alone.
-import type { Chunk, Chunked, ChunkOptions, Context, ContextOptions, Gold, MatchOptions, Metrics, ModelConfig, ParsedAnswer, Probs, QuoteMatch, RenderOptions, Report, Source, VerifyOptions } from './meetcite.js';
+import type { Chunk, Chunked, ChunkOptions, Context, ContextOptions, Finished, Gold, MatchOptions, Metrics, ModelConfig, ParsedAnswer, Probs, QuoteMatch, RenderOptions, Report, Source, StreamEvent, VerifyOptions } from './meetcite.js';
 import type { LoadModelOptions, ModelSource } from './model.js';
 
 export type { ModelProgress, ModelSource, LoadModelOptions } from './model.js';
+
+/** An answer being verified as it arrives, in a worker (`VerifierWorker#stream`, `VerifierPool#stream`). */
+export interface RemoteStream {
+  /** The verdicts of the claims this piece completed (NLI included when a model is loaded). */
+  push(piece: string): Promise<StreamEvent[]>;
+  /** `{events, report}`: `report` is what `verify` returns on the whole text; `events` what the end changed. */
+  finish(): Promise<Finished>;
+}
 
 export interface WorkerOptions {
   /** Where worker-thread.js is (default: next to worker.js; bundlers that recognise `new Worker(new URL(...))` find it). */
@@ -55,6 +63,8 @@ export declare class VerifierWorker {
   matchQuote(text: string, quote: string, opts?: MatchOptions): Promise<QuoteMatch>;
   /** With NLI once a model is loaded (waits for a load in progress), else the deterministic checks. */
   verify(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<Report>;
+  /** Verify an answer while it arrives: each claim's verdict as soon as its JSON object is complete. */
+  stream(sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<RemoteStream>;
   plan(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<[premise: string, hypothesis: string][]>;
   score(pairs: [premise: string, hypothesis: string][]): Promise<Probs[]>;
   renderHtml(report: Report, opts?: RenderOptions): Promise<string>;

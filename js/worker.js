@@ -177,6 +177,17 @@ export class VerifierWorker {
     return this.#call('verify', { answer, sources, opts });
   }
 
+  /**
+   * Verify an answer while it arrives (`Verifier#stream` in the worker, on the pool when there is
+   * one): resolves to `{push(piece), finish()}`; `push` resolves to the verdicts of the claims the
+   * piece completed, `finish` to `{events, report}` (the report `verify` gives on the whole text).
+   * Pushes need not wait for each other: the worker takes them in order.
+   */
+  async stream(sources, opts) {
+    const sid = await this.#call('streamOpen', { sources, opts });
+    return { push: (piece) => this.#call('streamPush', { sid, piece }), finish: () => this.#call('streamFinish', { sid }) };
+  }
+
   plan(answer, sources, opts) {
     return this.#call('plan', { answer, sources, opts });
   }

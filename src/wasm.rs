@@ -20,9 +20,11 @@ use crate::nli::NliModel;
 use crate::quote::MatchOptions;
 use crate::render::RenderOptions;
 use crate::report::Report;
+use crate::stream::{StreamOptions, StreamVerifier};
 use crate::verify::{Entail, Policy, Precomputed, ScoredPair, VerifyOptions};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 const JS: PositionEncoding = PositionEncoding::Utf16;
@@ -215,7 +217,8 @@ pub fn match_quote(
 /// The NLI model, loaded once from bytes and reused for every verification.
 #[wasm_bindgen]
 pub struct Verifier {
-    model: NliModel,
+    /// shared with the streams it opens (a wasm-bindgen object cannot borrow)
+    model: Rc<NliModel>,
 }
 
 #[wasm_bindgen]
@@ -239,7 +242,7 @@ impl Verifier {
         };
         let (model, tokenizer, config) = (get("model")?, get("tokenizer")?, get("config")?);
         let model = NliModel::from_bytes(&model, &tokenizer, &config).map_err(|e| core_err(e.code(), e))?;
-        Ok(Verifier { model })
+        Ok(Verifier { model: Rc::new(model) })
     }
 
     /// `await Verifier.load({model, tokenizer, config})`: the constructor as a promise (rejected
@@ -266,7 +269,7 @@ impl Verifier {
         #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
         #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
-        verify_with(&answer, &sources, opts, Some(&self.model), false)
+        verify_with(&answer, &sources, opts, Some(&*self.model), false)
     }
 
     /// The `[premise, hypothesis]` pairs `verify` would score for this answer, without scoring
@@ -279,10 +282,21 @@ impl Verifier {
         #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
         #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
     ) -> Result<JsValue, JsValue> {
-        verify_with(&answer, &sources, opts, Some(&self.model), true)
+        verify_with(&answer, &sources, opts, Some(&*self.model), true)
     }
 
-    /// Score (premise, hypothesis) pairs, batched by length as `verify` does.
+    /// Verify an answer while it arrives: `const s = verifier.stream(sources, opts)`, then
+    /// `s.push(piece)` for each piece (returns the verdicts of the claims it completed, NLI
+    /// included) and `s.finish()` (`{events, report}`: the report `verify` gives on the whole text).
+    pub fn stream(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
+    ) -> Result<AnswerStream, JsValue> {
+        AnswerStream::open(&sources, opts, Some(self.model.clone()))
+    }
+
+    /// Score (premise, hypothesis) pairs as `verify` does (each pair alone: its probabilities never depend on the others).
     #[wasm_bindgen(unchecked_return_type = "Probs[]")]
     pub fn score(&self, #[wasm_bindgen(unchecked_param_type = "[premise: string, hypothesis: string][]")] pairs: JsValue) -> Result<JsValue, JsValue> {
         let pairs: Vec<(String, String)> = from_js(&pairs, "pairs")?;
@@ -308,16 +322,24 @@ struct JsVerifyOptions {
     scores: Option<Vec<ScoredPair>>,
 }
 
+impl JsVerifyOptions {
+    /// Everything but the model and `scores`.
+    fn settings(&self) -> StreamOptions {
+        let mut matching = self.matching.unwrap_or_default();
+        matching.threshold = self.threshold.unwrap_or(matching.threshold);
+        matching.max_gap = self.max_gap.unwrap_or(matching.max_gap);
+        StreamOptions { policy: self.policy, matching, premise_tokens: self.premise_tokens.unwrap_or(0) }
+    }
+}
+
 fn verify_with(answer: &JsValue, sources: &JsValue, opts: Option<JsValue>, nli: Option<&dyn Entail>, plan_only: bool) -> Result<JsValue, JsValue> {
     let answer = string_arg(answer, "the answer")?;
     let sources = sources_from_js(sources)?;
     let o: JsVerifyOptions = opts_from_js(opts, "options")?;
-    let mut matching = o.matching.unwrap_or_default();
-    matching.threshold = o.threshold.unwrap_or(matching.threshold);
-    matching.max_gap = o.max_gap.unwrap_or(matching.max_gap);
+    let so = o.settings();
     let pre = nli.zip(o.scores).map(|(inner, scores)| Precomputed::new(inner, scores));
     let nli = pre.as_ref().map(|p| p as &dyn Entail).or(nli);
-    let vo = VerifyOptions { policy: o.policy, matching, nli, premise_tokens: o.premise_tokens.unwrap_or(0) };
+    let vo = VerifyOptions { policy: so.policy, matching: so.matching, nli, premise_tokens: so.premise_tokens };
     if plan_only {
         return to_js(&crate::verify::nli_plan(&answer, &sources, &vo).map_err(|e| core_err(e.code(), e))?);
     }
@@ -336,6 +358,80 @@ pub fn verify(
     #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
     verify_with(&answer, &sources, opts, None, false)
+}
+
+/// An answer being verified as it arrives (`Verifier#stream`, or `stream` without NLI).
+#[wasm_bindgen]
+pub struct AnswerStream {
+    /// `None` once finished
+    inner: Option<StreamVerifier<Rc<NliModel>>>,
+}
+
+impl AnswerStream {
+    fn open(sources: &JsValue, opts: Option<JsValue>, model: Option<Rc<NliModel>>) -> Result<AnswerStream, JsValue> {
+        let sources = sources_from_js(sources)?;
+        let o: JsVerifyOptions = opts_from_js(opts, "options")?;
+        if o.scores.is_some() {
+            return Err(invalid("options.scores: a stream scores each claim as it arrives; `scores` is for verify".into()));
+        }
+        Ok(AnswerStream { inner: Some(StreamVerifier::with_optional_model(sources, o.settings(), model)) })
+    }
+
+    fn open_stream(&mut self) -> Result<&mut StreamVerifier<Rc<NliModel>>, JsValue> {
+        self.inner.as_mut().ok_or_else(|| js_error("finished", "the stream is finished: open a new one for the next answer"))
+    }
+}
+
+#[wasm_bindgen]
+impl AnswerStream {
+    /// Take the next piece of the answer; returns the events (verdicts of the claims it
+    /// completed, spans in UTF-16 units).
+    #[wasm_bindgen(unchecked_return_type = "StreamEvent[]")]
+    pub fn push(&mut self, #[wasm_bindgen(unchecked_param_type = "string")] piece: JsValue) -> Result<JsValue, JsValue> {
+        let piece = string_arg(&piece, "the piece")?;
+        let s = self.open_stream()?;
+        let mut events = s.push(&piece).map_err(|e| core_err(e.code(), e))?;
+        for e in &mut events {
+            encode_event(e, s.sources());
+        }
+        to_js(&events)
+    }
+
+    /// The end of the answer: `{events, report}`; `report` is what `verify` returns on the whole
+    /// text, `events` what the end changed (`update`, late `claim`, `retract`). Throws verify's
+    /// error when the whole text is not a readable answer; the stream is finished either way.
+    #[wasm_bindgen(unchecked_return_type = "Finished")]
+    pub fn finish(&mut self) -> Result<JsValue, JsValue> {
+        let s = self.inner.take().ok_or_else(|| js_error("finished", "the stream is finished: open a new one for the next answer"))?;
+        let sources = s.sources().to_vec();
+        let mut end = s.finish().map_err(|e| core_err(e.code(), e))?;
+        end.events.iter_mut().for_each(|e| encode_event(e, &sources));
+        end.report.encode_spans(&sources, JS);
+        to_js(&end)
+    }
+
+    /// The answer received so far.
+    #[wasm_bindgen(getter)]
+    pub fn text(&self) -> String {
+        self.inner.as_ref().map(|s| s.text().to_string()).unwrap_or_default()
+    }
+}
+
+fn encode_event(e: &mut crate::stream::StreamEvent, sources: &[context::Source]) {
+    use crate::stream::StreamEvent::*;
+    if let Claim { claim } | Update { claim } = e {
+        claim.encode_spans(sources, JS);
+    }
+}
+
+/// `stream(sources, opts)`: `Verifier#stream` without NLI (quotes, numbers, speakers,
+/// misattribution, history).
+#[wasm_bindgen]
+pub fn stream(
+    #[wasm_bindgen(unchecked_param_type = "Source[] | { sources: Source[] }")] sources: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "VerifyOptions")] opts: Option<JsValue>,
+) -> Result<AnswerStream, JsValue> {
+    AnswerStream::open(&sources, opts, None)
 }
 
 /// A report from JS. Render and metrics never read spans, so they are taken as they come.

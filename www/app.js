@@ -168,6 +168,57 @@ async function onCopy() {
   }
 }
 
+// The "stream" toggle: the answer is replayed into the text box at an LLM's pace (4 characters
+// every 20 ms, about 50 tokens a second) and pushed to the worker's stream as it goes; each claim's
+// verdict is shown as soon as its JSON object is complete, and finish() replaces them all with the
+// report (the one verify gives) once the history check has run.
+const TOKEN_CHARS = 4;
+const TOKEN_MS = 20;
+
+async function onStream(worker, ctx, policy) {
+  const answer = $('answer').value;
+  const s = await worker.stream(ctx.sources, { policy });
+  const claims = new Map(); // index -> verdict, as they arrive
+  const nli = worker.loaded;
+  const t0 = performance.now();
+  state.streamEvents = [];
+  const show = (events) => {
+    for (const e of events) {
+      state.streamEvents.push({ type: e.type, index: e.type === 'retract' ? e.index : e.claim.index, at: Math.round(performance.now() - t0), typed: $('answer').value.length });
+      if (e.type === 'retract') claims.delete(e.index);
+      else claims.set(e.claim.index, e.claim);
+    }
+    if (events.length) {
+      const sorted = [...claims.values()].sort((a, b) => a.index - b.index);
+      renderReport({ claims: sorted, conflicts: [], dropped: [], abstain: false, nli_used: nli }, ctx);
+    }
+  };
+  // the previous report goes: what shows from here on is this answer's
+  $('claims').replaceChildren();
+  $('summary').replaceChildren();
+  $('answer-errors').replaceChildren();
+  document.body.dataset.streaming = 'true';
+  $('answer').readOnly = true;
+  const pushes = [];
+  try {
+    for (let i = 0; i < answer.length; i += TOKEN_CHARS) {
+      const piece = answer.slice(i, i + TOKEN_CHARS);
+      $('answer').value = answer.slice(0, i + TOKEN_CHARS);
+      $('verify-status').textContent = `Streaming… ${claims.size} verdict(s) so far`;
+      pushes.push(s.push(piece).then(show));
+      await new Promise((r) => setTimeout(r, TOKEN_MS));
+    }
+    await Promise.all(pushes);
+    const end = await s.finish();
+    show(end.events);
+    return end.report;
+  } finally {
+    $('answer').value = answer;
+    $('answer').readOnly = false;
+    document.body.dataset.streaming = 'false';
+  }
+}
+
 async function onVerify() {
   showError(null);
   $('verify').disabled = true;
@@ -176,7 +227,8 @@ async function onVerify() {
     const ctx = await ensureContext();
     const t0 = performance.now();
     const worker = await started;
-    const report = await worker.verify($('answer').value, ctx.sources, { policy: $('policy').value });
+    const streamed = $('stream').checked;
+    const report = streamed ? await onStream(worker, ctx, $('policy').value) : await worker.verify($('answer').value, ctx.sources, { policy: $('policy').value });
     const ms = Math.round(performance.now() - t0);
     const nli = report.nli_used;
     const workers = nli ? worker.loadInfo.workers : 1;
@@ -185,7 +237,7 @@ async function onVerify() {
     state.lastVerifyUsedModel = nli;
     state.lastVerifyWorkers = workers;
     renderReport(report, ctx);
-    $('verify-status').textContent = `Done in ${ms} ms${nli ? (workers > 1 ? ` (${workers} workers)` : '') : ' (quote check only: model not loaded)'}.`;
+    $('verify-status').textContent = `${streamed ? 'Streamed and verified' : 'Done'} in ${ms} ms${nli ? (workers > 1 ? ` (${workers} workers)` : '') : ' (quote check only: model not loaded)'}.`;
     call('renderMarkdown', report).then((md) => ($('markdown').textContent = md)).catch(() => {});
     document.body.dataset.verified = 'true';
   } catch (e) {

@@ -128,6 +128,27 @@ test('demo: the pricing example gives the README verdicts with the model on', { 
   ]);
   const statuses = await page.$$eval('#claims > li', (lis) => lis.map((li) => li.dataset.status));
   assert.deepEqual(statuses, got.map((g) => g[0]), 'the page shows the report');
+
+  // The "stream" toggle: the answer is replayed at an LLM's pace; verdicts show while it streams,
+  // and the final report is the one verify gave
+  const answerLength = (await page.inputValue('#answer')).length;
+  await page.check('#stream');
+  await page.evaluate(() => { document.body.dataset.verified = ''; });
+  await page.click('#verify');
+  await page.waitForFunction(() => document.body.dataset.streaming === 'true' && document.querySelectorAll('#claims > li').length >= 1, null, { timeout: SLOW });
+  const typedWhenShown = (await page.inputValue('#answer')).length;
+  await page.waitForFunction(() => document.body.dataset.verified === 'true', null, { timeout: SLOW });
+  const streamed = await page.evaluate(() => ({ report: window.meetciteDemo.report, events: window.meetciteDemo.streamEvents }));
+  const claimEvents = streamed.events.filter((e) => e.type === 'claim');
+  console.log(`# chromium: demo stream: first verdict with ${typedWhenShown} of ${answerLength} characters typed; verdicts at ${claimEvents.map((e) => `${e.at} ms`).join(', ')}`);
+  assert.ok(typedWhenShown < answerLength, 'a verdict was on the page before the answer finished');
+  assert.equal(claimEvents.length, 6);
+  assert.ok(claimEvents[0].typed < answerLength, 'the first verdict came while the answer streamed');
+  assert.ok(streamed.events.some((e) => e.type === 'update'), 'the superseded decision is updated at the end');
+  assert.deepEqual(streamed.report, report, 'the streamed report is the verify report');
+  assert.equal((await page.inputValue('#answer')).length, answerLength);
+  const streamedStatuses = await page.$$eval('#claims > li', (lis) => lis.map((li) => li.dataset.status));
+  assert.deepEqual(streamedStatuses, got.map((g) => g[0]));
   await page.close();
 });
 

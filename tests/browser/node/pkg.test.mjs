@@ -382,6 +382,66 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
   assert.ok(maxDiff < 1e-4, `max diff ${maxDiff}`);
 });
 
+// Streaming: an answer pushed in token-sized pieces; each verdict comes back from the push that
+// completes its claim (the time of each event is before the last piece was pushed), and finish()
+// gives the report verify() gives on the whole text.
+const pieces = (text, n) => Array.from({ length: Math.ceil(text.length / n) }, (_, i) => text.slice(i * n, (i + 1) * n));
+
+test('stream without a model: verdicts before the answer ends, UTF-16 spans, finish equals verify', () => {
+  const ctx = m.buildContext([chunk({ id: 'c1', meeting_title: 'Pricing sync 🎉' })], { order: 'date' });
+  const answer = JSON.stringify({ claims: [
+    { text: 'They agreed on a ten percent discount.', source: 'S1', quote: 'we agreed on a ten percent discount' },
+    { text: 'Luis agreed.', source: 'S1', quote: 'Luis: ok.' },
+    { text: 'Nope.', source: 'S7', quote: 'x' },
+  ] }, null, 1);
+  const s = m.stream(ctx.sources, { policy: 'warn' });
+  const got = [];
+  const parts = pieces(`Sure, here it is: \`\`\`json\n${answer}\n\`\`\``, 5);
+  parts.forEach((p, i) => { for (const e of s.push(p)) got.push({ e, at: i }); });
+  assert.deepEqual(got.map(({ e }) => [e.type, e.claim.index]), [['claim', 0], ['claim', 1], ['claim', 2]]);
+  assert.ok(got[2].at < parts.length - 1, 'the last verdict came before the last piece');
+  const first = got[0].e.claim;
+  assert.equal(EMOJI_TEXT.slice(...first.span), 'we agreed on a ten percent discount', 'UTF-16 span in a streamed verdict');
+  assert.equal(s.text.length, parts.join('').length);
+  const end = s.finish();
+  assert.deepEqual(end.events, []);
+  assert.deepEqual(end.report, m.verify(parts.join(''), ctx.sources, { policy: 'warn' }));
+  assert.throws(() => s.push('more'), (e) => e.code === 'finished');
+  assert.throws(() => s.finish(), (e) => e.code === 'finished');
+  assert.throws(() => m.stream(ctx.sources).push(42), (e) => e.code === 'invalid_input');
+  assert.throws(() => m.stream(ctx.sources, { scores: [] }), (e) => e.code === 'invalid_input');
+  assert.throws(() => m.stream('nope'), (e) => e.code === 'invalid_input');
+  const bad = m.stream(ctx.sources);
+  bad.push('I cannot answer that.');
+  assert.throws(() => bad.finish(), (e) => e.code === 'no_json');
+});
+
+test('stream with the NLI model (Verifier#stream): scored verdicts as claims complete, finish equals verify', { skip: !existsSync(fixture('pricing_chunks.json')) && 'no fixture', timeout: 600_000 }, async () => {
+  const models = path.join(ROOT, 'models');
+  const v = await m.Verifier.load({
+    model: readFileSync(path.join(models, 'nli-minilm-l6-int8.onnx')),
+    tokenizer: readFileSync(path.join(models, 'tokenizer.json')),
+    config: readFileSync(path.join(models, 'config.json')),
+  });
+  const ctx = m.buildContext(readFileSync(fixture('pricing_chunks.json'), 'utf8'), { order: 'date' });
+  const answer = readFileSync(fixture('pricing_answer.json'), 'utf8');
+  const s = v.stream(ctx.sources, {});
+  const events = [];
+  const parts = pieces(answer, 4); // about a token each
+  let lastPushAt = 0;
+  parts.forEach((p, i) => {
+    lastPushAt = performance.now();
+    for (const e of s.push(p)) events.push({ ...e, at: performance.now(), piece: i });
+  });
+  const end = s.finish();
+  assert.equal(events.length, 6);
+  assert.ok(events.every((e) => e.type === 'claim' && e.at < lastPushAt), 'every verdict before the last piece');
+  assert.ok(events.some((e) => e.claim.support), 'NLI-scored while streaming');
+  assert.ok(end.events.some((e) => e.type === 'update'), 'the superseded decision is updated at the end');
+  assert.deepEqual(end.report, v.verify(answer, ctx.sources, {}), 'finish() is verify() on the whole text');
+  console.log(`# node: stream of ${parts.length} pieces: verdicts after pieces ${events.map((e) => e.piece).join(', ')}; report equal to verify`);
+});
+
 // Lone surrogates (a truncated emoji, a string cut in the middle of a pair). wasm-bindgen turns each
 // lone surrogate into U+FFFD on the way into Rust; U+FFFD is also one UTF-16 unit, so every offset
 // meetcite returns still indexes the caller's original string. Strings that come back (matchedText,

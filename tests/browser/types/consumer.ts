@@ -3,11 +3,11 @@
 // without skipLibCheck, under node10, node16 and bundler module resolution. The test appends
 // checks generated from real reports: every field the runtime sends is read here with the type
 // its value has, and every object's keys must be the keys its type declares.
-import init, { buildContext, chunkTranscript, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, verify, version, Verifier } from 'meetcite';
-import type { Chunk, Chunked, ClaimVerdict, Context, FoundIn, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, Support } from 'meetcite';
+import init, { buildContext, chunkTranscript, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, stream, verify, version, Verifier } from 'meetcite';
+import type { AnswerStream, Chunk, Chunked, ClaimVerdict, Context, Finished, FoundIn, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, StreamEvent, Support } from 'meetcite';
 import { VerifierPool } from 'meetcite/pool';
 import { VerifierWorker } from 'meetcite/worker';
-import type { LoadInfo, ModelProgress } from 'meetcite/worker';
+import type { LoadInfo, ModelProgress, RemoteStream } from 'meetcite/worker';
 import { loadModel as fetchModel } from 'meetcite/model';
 import { loadModel, modelFiles, sha256, sizes } from 'meetcite-model-minilm';
 
@@ -37,6 +37,13 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   const pairs: [string, string][] = verifier.plan(answer, ctx.sources);
   const probs: Probs[] = verifier.score(pairs);
   const scored = verifier.verify(answer, ctx.sources, { scores: pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i]! })) });
+  // an answer as it streams: verdicts per completed claim, then verify's report
+  const live: AnswerStream = verifier.stream(ctx.sources, { policy: 'warn' });
+  const firstEvents: StreamEvent[] = live.push(answer.slice(0, 10));
+  const sent: number[] = firstEvents.map((e) => (e.type === 'retract' ? e.index : e.claim.index));
+  const ended: Finished = live.finish();
+  const endedReport: Report = ended.report;
+  const plainStream: StreamEvent[] = stream(ctx.sources).push(answer);
   verifier.free();
   const pool = await VerifierPool.create(same, { size: 2, workerUrl: '/assets/pool-worker.js', wasmUrl: { href: 'https://example.com/x.wasm' } });
   const pooled: Report = await pool.verify(answer, ctx.sources);
@@ -45,6 +52,9 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   const info: LoadInfo | null = worker.loadInfo;
   const ctx2: Context = await worker.buildContext(chunks, { order: 'relevance' });
   const fromWorker: Report = await worker.verify(answer, ctx2.sources, { policy: 'warn' });
+  const remote: RemoteStream = await worker.stream(ctx2.sources);
+  const remoteEvents: StreamEvent[] = await remote.push(answer);
+  const remoteEnd: Finished = await remote.finish();
   // transcripts in: format detected or named, options in snake_case
   const chunked: Chunked = chunkTranscript('WEBVTT\n', { meeting_id: 'm1', max_words: 120, overlap_turns: 1 });
   const named: Chunk[] = chunkTranscript('1\n00:00:01,000 --> 00:00:02,000\nhi\n', { meeting_id: 'm1' }, 'srt').chunks;
@@ -66,7 +76,8 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   }
   const sources: Source[] = ctx.sources;
   return [v, again.length, parsed.errors.length, m.start, plain.counts.supported, config.max_length, html, support?.score, first?.status,
-    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, detected, foundAt].join();
+    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, detected, foundAt,
+    sent.length, endedReport.counts.supported, ended.events.length, plainStream.length, remoteEvents.length, remoteEnd.report.abstain, live.text].join();
 }
 
 // ---- checks generated from real reports follow

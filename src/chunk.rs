@@ -156,7 +156,7 @@ fn read_chunks(json: &str) -> Result<Vec<Chunk>, InputError> {
     Ok(if json.trim_start().starts_with('[') { from_json::<Vec<Chunk>>(json)? } else { from_json::<Wrapped>(json)?.chunks })
 }
 
-fn valid_date(d: &str) -> bool {
+pub(crate) fn valid_date(d: &str) -> bool {
     let b = d.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return false;

@@ -1,6 +1,6 @@
 //! Stage 0, transcripts in: speech-to-text output (WhisperX JSON, OpenAI `verbose_json` /
-//! `diarized_json`, AssemblyAI and Deepgram JSON, WebVTT in the Zoom and Teams styles or without
-//! speakers, SRT, meetcite's own chunk JSON) -> timed segments -> speaker-turn
+//! `diarized_json`, AssemblyAI and Deepgram JSON, Google Meet transcript entries, WebVTT in the
+//! Zoom and Teams styles or without speakers, SRT, meetcite's own chunk JSON) -> timed segments -> speaker-turn
 //! chunks with stable ids, turns and word timings, so a quote's span maps to the second.
 //!
 //! Times are seconds from the recording start. Every importer keeps every word: a WhisperX word
@@ -32,6 +32,10 @@ pub enum Format {
     AssemblyAi,
     /// Deepgram `/listen` JSON (`results.utterances`, or the words of `results.channels`)
     Deepgram,
+    /// Google Meet REST API transcript entries (`transcriptEntries[{participant, text, startTime,
+    /// endTime}]`, or the array alone): RFC 3339 wall-clock times, made relative to
+    /// [`ChunkOptions::recording_start`], else to the first entry
+    GoogleMeet,
     Vtt,
     Srt,
     /// meetcite's chunk JSON: passed through as it is
@@ -45,6 +49,7 @@ impl Format {
             Format::OpenAi => "openai",
             Format::AssemblyAi => "assemblyai",
             Format::Deepgram => "deepgram",
+            Format::GoogleMeet => "google-meet",
             Format::Vtt => "vtt",
             Format::Srt => "srt",
             Format::Chunks => "chunks",
@@ -57,6 +62,7 @@ impl Format {
             "openai" => Format::OpenAi,
             "assemblyai" => Format::AssemblyAi,
             "deepgram" => Format::Deepgram,
+            "google-meet" | "googlemeet" | "meet" => Format::GoogleMeet,
             "vtt" | "webvtt" => Format::Vtt,
             "srt" => Format::Srt,
             "chunks" => Format::Chunks,
@@ -68,7 +74,7 @@ impl Format {
 /// A transcript that cannot be read. `code()` is stable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TranscriptError {
-    #[error("not a transcript format meetcite reads (whisperx, openai, assemblyai, deepgram, vtt, srt, chunks): {hint}")]
+    #[error("not a transcript format meetcite reads (whisperx, openai, assemblyai, deepgram, google-meet, vtt, srt, chunks): {hint}")]
     UnknownFormat { hint: String },
     #[error("{format} transcript, invalid at {path}: {message}")]
     Json { format: &'static str, path: String, message: String },
@@ -122,13 +128,18 @@ pub fn detect(text: &str) -> Result<Format, TranscriptError> {
         if v.get("segments").is_some() || v.get("word_segments").is_some() {
             return Ok(Format::WhisperX);
         }
+        // Meet entries: a list response, or its array alone (each entry has participant and startTime)
+        let meet_entry = |e: &serde_json::Value| e.get("startTime").is_some() && (e.get("participant").is_some() || e.get("text").is_some());
+        if v.get("transcriptEntries").is_some() || v.as_array().and_then(|a| a.first()).is_some_and(meet_entry) {
+            return Ok(Format::GoogleMeet);
+        }
         if v.is_array() || v.get("chunks").is_some() {
             return Ok(Format::Chunks);
         }
         let keys: Vec<String> = v.as_object().map(|o| o.keys().take(6).cloned().collect()).unwrap_or_default();
         return Err(TranscriptError::UnknownFormat {
             hint: format!(
-                "JSON with keys {keys:?}; expected \"segments\" (WhisperX, OpenAI), \"utterances\"/\"words\" (AssemblyAI), \"results\" (Deepgram) or chunks"
+                "JSON with keys {keys:?}; expected \"segments\" (WhisperX, OpenAI), \"utterances\"/\"words\" (AssemblyAI), \"results\" (Deepgram), \"transcriptEntries\" (Google Meet) or chunks"
             ),
         });
     }
@@ -143,9 +154,16 @@ pub fn detect(text: &str) -> Result<Format, TranscriptError> {
     Err(TranscriptError::UnknownFormat { hint: format!("starts with {first:?}") })
 }
 
-/// Read a transcript into segments, in time order.
+/// Read a transcript into segments, in time order (Google Meet times relative to its first entry).
 pub fn import(text: &str, format: Format) -> Result<Vec<Segment>, TranscriptError> {
+    import_with(text, format, None)
+}
+
+/// [`import`], with the recording's start as an RFC 3339 time: Google Meet's wall-clock times
+/// become seconds from it (other formats are already relative to the recording).
+pub fn import_with(text: &str, format: Format, recording_start: Option<&str>) -> Result<Vec<Segment>, TranscriptError> {
     let segs = match format {
+        Format::GoogleMeet => google_meet(text, recording_start)?,
         Format::WhisperX => whisperx(text, "whisperx")?,
         Format::OpenAi => whisperx(text, "openai")?,
         Format::AssemblyAi => assemblyai(text)?,
@@ -564,6 +582,126 @@ fn cue_text(payload: &str) -> (String, String) {
     (speaker, text)
 }
 
+// --- Google Meet ---------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MeetEntry {
+    #[serde(default)]
+    participant: String,
+    #[serde(default)]
+    text: String,
+    start_time: String,
+    end_time: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MeetFile {
+    List {
+        #[serde(rename = "transcriptEntries")]
+        entries: Vec<MeetEntry>,
+    },
+    Entries(Vec<MeetEntry>),
+}
+
+/// Seconds since 1970-01-01T00:00:00Z of an RFC 3339 date-time (`2024-04-12T14:30:05.25Z`,
+/// `+02:00` offsets, `t` or a space as separator, any number of fraction digits). Written here
+/// rather than taken from `time`/`jiff`/`chrono`: this one shape is all that is read, and the
+/// wasm file stays small.
+pub fn rfc3339_seconds(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days_in = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in[(mo - 1) as usize] || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac = 0.0;
+    if b.get(i) == Some(&b'.') {
+        let from = i + 1;
+        i = from;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        frac = format!("0.{}", s.get(from..i).filter(|f| !f.is_empty())?).parse().ok()?;
+    }
+    let offset = match *b.get(i)? {
+        b'Z' | b'z' if i + 1 == b.len() => 0,
+        sign @ (b'+' | b'-') if b.len() == i + 6 && b[i + 3] == b':' => {
+            let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            if sign == b'+' {
+                oh * 3600 + om * 60
+            } else {
+                -(oh * 3600 + om * 60)
+            }
+        }
+        _ => return None,
+    };
+    // days from the civil date (H. Hinnant's algorithm)
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * ((mo + 9) % 12) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    Some((days * 86_400 + h * 3600 + mi * 60 + se - offset) as f64 + frac)
+}
+
+/// A participant's name as a speaker: a Meet resource name (`conferenceRecords/../participants/p1`)
+/// becomes `Participant p1` (map it to a person with [`ChunkOptions::speakers`]).
+fn meet_speaker(p: &str) -> String {
+    match p.trim().rsplit_once("/participants/") {
+        Some((_, id)) => format!("Participant {id}"),
+        None => p.trim().to_string(),
+    }
+}
+
+fn google_meet(text: &str, recording_start: Option<&str>) -> Result<Vec<Segment>, TranscriptError> {
+    const F: &str = "google-meet";
+    let (entries, at) = match from_json::<MeetFile>(text, F)? {
+        MeetFile::List { entries } => (entries, "transcriptEntries"),
+        MeetFile::Entries(entries) => (entries, ""),
+    };
+    let path = |i: usize, field: &str| format!("{at}[{i}].{field}");
+    let mut times = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let t = |v: &str, field: &str| {
+            rfc3339_seconds(v).ok_or_else(|| TranscriptError::Json { format: F, path: path(i, field), message: format!("{v:?} is not an RFC 3339 time") })
+        };
+        times.push((t(&e.start_time, "startTime")?, t(&e.end_time, "endTime")?));
+    }
+    let zero = match recording_start {
+        Some(r) => rfc3339_seconds(r).ok_or_else(|| TranscriptError::Options(format!("recording_start {r:?} is not an RFC 3339 time")))?,
+        None => times.iter().map(|t| t.0).fold(f64::INFINITY, f64::min),
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, (e, (s, t))) in entries.into_iter().zip(times).enumerate() {
+        let (start, end) = (s - zero, t - zero);
+        if start < 0.0 {
+            return Err(TranscriptError::Json { format: F, path: path(i, "startTime"), message: format!("{} is before the recording start", e.start_time) });
+        }
+        check_span(F, || path(i, "endTime"), start, end)?;
+        out.push(Segment { speaker: meet_speaker(&e.participant), start, end, text: e.text.trim().to_string(), words: Vec::new() });
+    }
+    out.sort_by(|a, b| a.start.total_cmp(&b.start));
+    Ok(out)
+}
+
 // --- the chunker ---------------------------------------------------------------------------------
 
 /// Meeting metadata and size budget for [`chunk_segments`] (JSON: snake_case, every field optional
@@ -582,13 +720,29 @@ pub struct ChunkOptions {
     pub max_words: usize,
     /// turns repeated at the start of the next chunk
     pub overlap_turns: usize,
+    /// the recording's start, RFC 3339 (Google Meet's times are wall-clock): without it, times
+    /// count from the first entry
+    pub recording_start: Option<String>,
+    /// speaker labels of the transcript -> names (`{"A": "Dana Okafor"}`, `{"Speaker 0": ..}`,
+    /// `{"Participant p1": ..}`): names are what claims mention and what the speaker check compares
+    pub speakers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Default for ChunkOptions {
     fn default() -> Self {
         // ~200 words: about 260 tokens, one NLI premise at max_length 256 once the header and
         // claim are counted, and a retrieval unit of one or two minutes of talk
-        ChunkOptions { meeting_id: String::new(), title: String::new(), date: String::new(), recording_url: None, acl: None, max_words: 200, overlap_turns: 0 }
+        ChunkOptions {
+            meeting_id: String::new(),
+            title: String::new(),
+            date: String::new(),
+            recording_url: None,
+            acl: None,
+            max_words: 200,
+            overlap_turns: 0,
+            recording_start: None,
+            speakers: None,
+        }
     }
 }
 
@@ -611,6 +765,11 @@ pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk
     }
     if opts.max_words == 0 {
         return Err(TranscriptError::Options("max_words must be at least 1".into()));
+    }
+    // every chunk carries the meeting's date (deep links, the history check): without one the
+    // chunks would be refused later, by whoever reads them
+    if !crate::chunk::valid_date(&opts.date) {
+        return Err(TranscriptError::Options(format!("date must be the meeting's date as YYYY-MM-DD, got {:?}", opts.date)));
     }
     // turns: consecutive segments of one speaker, cut where a turn would pass the budget
     let mut turns: Vec<TurnPiece> = Vec::new();
@@ -706,7 +865,7 @@ pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Chunked {
-    /// `whisperx`, `openai`, `assemblyai`, `deepgram`, `vtt`, `srt` or `chunks`
+    /// `whisperx`, `openai`, `assemblyai`, `deepgram`, `google-meet`, `vtt`, `srt` or `chunks`
     pub format: String,
     pub chunks: Vec<Chunk>,
 }
@@ -716,10 +875,23 @@ pub struct Chunked {
 pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -> Result<Chunked, TranscriptError> {
     let format = match format.unwrap_or("auto") {
         "auto" => detect(text)?,
-        name => Format::from_name(name)
-            .ok_or_else(|| TranscriptError::Options(format!("format {name:?}: one of auto, whisperx, openai, assemblyai, deepgram, vtt, srt, chunks")))?,
+        name => Format::from_name(name).ok_or_else(|| {
+            TranscriptError::Options(format!("format {name:?}: one of auto, whisperx, openai, assemblyai, deepgram, google-meet, vtt, srt, chunks"))
+        })?,
     };
-    let chunks = if format == Format::Chunks { crate::chunk::parse_chunks(text)? } else { chunk_segments(&import(text, format)?, opts)? };
+    let chunks = if format == Format::Chunks {
+        crate::chunk::parse_chunks(text)?
+    } else {
+        let mut segs = import_with(text, format, opts.recording_start.as_deref())?;
+        if let Some(names) = &opts.speakers {
+            for s in &mut segs {
+                if let Some(n) = names.get(&s.speaker) {
+                    s.speaker = n.clone();
+                }
+            }
+        }
+        chunk_segments(&segs, opts)?
+    };
     Ok(Chunked { format: format.name().into(), chunks })
 }
 
@@ -734,6 +906,28 @@ mod tests {
         assert_eq!(timestamp("01:00:00,250"), Some(3600.25));
         assert_eq!(timestamp("1:75:00.0"), None);
         assert_eq!(timestamp("abc"), None);
+    }
+
+    #[test]
+    fn rfc3339_times() {
+        assert_eq!(rfc3339_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        // 2024-04-12T14:30:05Z = 1712932205 (date -d ... +%s)
+        assert_eq!(rfc3339_seconds("2024-04-12T14:30:05Z"), Some(1_712_932_205.0));
+        assert_eq!(rfc3339_seconds("2024-04-12T16:30:05.25+02:00"), Some(1_712_932_205.25));
+        assert_eq!(rfc3339_seconds("2024-04-12t09:30:05.250000000-05:00"), Some(1_712_932_205.25));
+        assert_eq!(rfc3339_seconds("2024-02-29 00:00:00z"), Some(1_709_164_800.0));
+        for bad in [
+            "2023-02-29T00:00:00Z",
+            "2024-04-12T14:30:05",
+            "2024-04-12T24:00:00Z",
+            "2024-13-01T00:00:00Z",
+            "2024-04-12T14:30:05.Z",
+            "12/04/2024 14:30",
+            "2024-04-12T14:30:05+2:00",
+            "",
+        ] {
+            assert_eq!(rfc3339_seconds(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -212,3 +212,30 @@ fn verify_streams_verdicts_from_stdin_as_jsonl() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not valid UTF-8 (byte 12)"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `chunk` on Google Meet entries: `--recording-start` sets second zero, `--speakers` names the
+/// participants; a bad `--speakers` is an error that shows the expected shape.
+#[test]
+fn chunk_command_google_meet_with_recording_start_and_speaker_names() {
+    let base = [
+        "chunk",
+        "--transcript",
+        "tests/fixtures/transcripts/google_meet.json",
+        "--meeting-id",
+        "m1",
+        "--date",
+        "2024-04-12",
+        "--recording-start",
+        "2024-04-12T13:59:30Z",
+    ];
+    let names = r#"{"Participant p-dana":"Dana Okafor","Participant p-luis":"Luis Vega"}"#;
+    let (code, out, err) = cli(&[&base[..], &["--speakers", names]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("read as google-meet (auto)"), "{err}");
+    let chunks = meetcite::parse_chunks(&out).unwrap();
+    assert_eq!(chunks[0].start, 33.5);
+    assert_eq!(chunks[0].speakers, vec!["Dana Okafor", "Luis Vega", "Participant p-priya"]);
+    let (code, _, err) = cli(&[&base[..], &["--speakers", "Dana"]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("--speakers must be a JSON object"), "{err}");
+}

@@ -218,3 +218,68 @@ fn vendor_files_with_bad_times_name_the_place() {
     let e = meetcite::transcript::chunk_transcript("[{\"id\": 5}]", None, &opts("m")).unwrap_err();
     assert_eq!(e.code(), "invalid_json", "{e}");
 }
+
+/// Google Meet transcript entries: RFC 3339 wall-clock times (Z and +02:00 alike) become seconds
+/// from the recording start (given, else the first entry), entries arrive out of order, resource
+/// names of participants become `Participant <id>` unless `speakers` names them, and a quoted
+/// sentence is cited at its entry's second.
+#[test]
+fn google_meet_entries_relative_to_the_recording_start() {
+    let text = fixture("google_meet.json");
+    assert_eq!(detect(&text).unwrap(), Format::GoogleMeet);
+    let segs = import(&text, Format::GoogleMeet).unwrap();
+    // relative to the first entry (14:00:03.5Z); the +02:00 entry is 14:00:21Z
+    let got: Vec<(String, f64)> = segs.iter().map(|s| (s.speaker.clone(), s.start)).collect();
+    assert_eq!(
+        got,
+        vec![("Participant p-dana".into(), 0.0), ("Participant p-dana".into(), 3.5), ("Participant p-luis".into(), 11.5), ("Participant p-priya".into(), 17.5)]
+    );
+    // relative to the recording start, names from the options
+    let mut o = opts("m");
+    o.recording_start = Some("2024-04-12T15:59:30+02:00".into()); // 13:59:30Z
+    o.speakers = Some(
+        [("Participant p-dana", "Dana Okafor"), ("Participant p-luis", "Luis Vega"), ("Participant p-priya", "Priya Raman")]
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    );
+    let chunked = meetcite::transcript::chunk_transcript(&text, Some("google-meet"), &o).unwrap();
+    assert_eq!(chunked.format, "google-meet");
+    let c = &chunked.chunks[0];
+    assert_eq!(c.speakers, vec!["Dana Okafor", "Luis Vega", "Priya Raman"]);
+    assert_eq!(c.start, 33.5);
+    assert!(c.text.starts_with("Dana Okafor: Okay, let's start with the Northwind pilot. I think we should offer"), "{}", c.text);
+    let ctx = build_context(&chunked.chunks, &ContextOptions::default());
+    let answer = r#"{"claims":[{"text":"Luis Vega said finance can live with it.","source":"S1","quote":"Finance can live with that"},
+        {"text":"Priya Raman said they agreed on ten percent.","source":"S1","quote":"we agreed: ten percent for three months"}]}"#;
+    let r = verify(answer, &ctx.sources, &VerifyOptions::default()).unwrap();
+    assert_eq!(r.claims.iter().map(|c| c.status).collect::<Vec<_>>(), vec![Status::Supported, Status::Supported]);
+    assert_eq!((r.claims[0].link.as_ref().unwrap().seconds, r.claims[1].link.as_ref().unwrap().seconds), (45, 51));
+    assert_eq!(r.claims[1].speaker.as_deref(), Some("Priya Raman"));
+    // the array alone is read too
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let bare = serde_json::to_string(&v["transcriptEntries"]).unwrap();
+    assert_eq!(detect(&bare).unwrap(), Format::GoogleMeet);
+    assert_eq!(import(&bare, Format::GoogleMeet).unwrap(), segs);
+    // errors name the place
+    let e = import(&text.replace("2024-04-12T14:00:15.000Z", "yesterday"), Format::GoogleMeet).unwrap_err();
+    assert_eq!(e.code(), "transcript_json");
+    assert!(e.to_string().contains("transcriptEntries[1].startTime") && e.to_string().contains("RFC 3339"), "{e}");
+    o.recording_start = Some("2024-04-12T14:00:10Z".into());
+    let e = meetcite::transcript::chunk_transcript(&text, None, &o).unwrap_err();
+    assert!(e.to_string().contains("transcriptEntries[0].startTime") && e.to_string().contains("before the recording start"), "{e}");
+    o.recording_start = Some("noon".into());
+    assert_eq!(meetcite::transcript::chunk_transcript(&text, None, &o).unwrap_err().code(), "chunk_options");
+}
+
+/// Chunks always carry a valid meeting date: the chunker refuses options without one, before any
+/// chunk reaches a reader that would refuse it later.
+#[test]
+fn chunk_options_need_the_meeting_date() {
+    let segs = import(&fixture("teams.vtt"), Format::Vtt).unwrap();
+    for date in ["", "12/04/2024", "2024-13-01"] {
+        let e = chunk_segments(&segs, &ChunkOptions { date: date.into(), ..opts("m") }).unwrap_err();
+        assert_eq!(e.code(), "chunk_options");
+        assert!(e.to_string().contains("YYYY-MM-DD"), "{e}");
+    }
+}

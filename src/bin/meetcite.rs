@@ -18,9 +18,10 @@ const USAGE: &str = "usage:
                    [--policy drop|warn|feedback] [--format json|jsonl|markdown|html] [--no-nli] [--model DIR]
                    [--premise-tokens N]   --answer - reads stdin; --format jsonl prints each claim's
                    verdict as soon as its JSON object has arrived, then {\"type\":\"report\",..}
-  meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|openai|assemblyai|deepgram|vtt|srt|chunks]
+  meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|openai|assemblyai|deepgram|google-meet|vtt|srt|chunks]
                    [--title T] [--date YYYY-MM-DD] [--recording-url URL] [--max-words N]
-                   [--overlap-turns K]   speech-to-text output -> chunk JSON (stdout)
+                   [--overlap-turns K] [--recording-start RFC3339] [--speakers '{\"A\":\"Dana Okafor\"}']
+                   speech-to-text output -> chunk JSON (stdout)
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
   meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N] [--pair]
                    lines {id,premise,hypothesis[,quote]} -> {id,support,supported,parts,entailment,..}
@@ -271,6 +272,14 @@ fn run() -> Result<(), String> {
                 acl: None,
                 max_words: whole_number(&a, "max-words", d.max_words)?,
                 overlap_turns: whole_number(&a, "overlap-turns", d.overlap_turns)?,
+                recording_start: a.opts.get("recording-start").cloned(),
+                speakers: match a.opts.get("speakers") {
+                    None => None,
+                    Some(j) => Some(
+                        serde_json::from_str(j)
+                            .map_err(|e| format!("--speakers must be a JSON object of label to name, like '{{\"A\":\"Dana Okafor\"}}': {e}"))?,
+                    ),
+                },
             };
             let out = chunk_transcript(&text, Some(format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
             if format == "auto" {

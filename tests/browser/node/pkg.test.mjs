@@ -113,6 +113,22 @@ test('chunkTranscript: a Teams VTT becomes chunks with UTF-16 turn offsets that 
   assert.equal(code(() => m.chunkTranscript(42, { meeting_id: 'm' }))[0], 'invalid_input');
 });
 
+test('chunkTranscript: Google Meet entries, recording_start and speakers in the options', () => {
+  const entries = readFileSync(path.join(ROOT, 'tests/fixtures/transcripts/google_meet.json'), 'utf8');
+  const out = m.chunkTranscript(entries, {
+    meeting_id: 'm1', date: '2024-04-12', recording_start: '2024-04-12T15:59:30+02:00',
+    speakers: { 'Participant p-dana': 'Dana Okafor', 'Participant p-priya': 'Priya Raman' },
+  });
+  assert.equal(out.format, 'google-meet');
+  const c = out.chunks[0];
+  assert.equal(c.start, 33.5);
+  assert.deepEqual(c.speakers, ['Dana Okafor', 'Participant p-luis', 'Priya Raman']);
+  const code = (f) => { try { f(); return null; } catch (e) { return e.code; } };
+  assert.equal(code(() => m.chunkTranscript(entries, { meeting_id: 'm1', date: '2024-04-12', recording_start: 'noon' })), 'chunk_options');
+  assert.equal(code(() => m.chunkTranscript(entries, { meeting_id: 'm1' })), 'chunk_options', 'no date');
+  assert.equal(code(() => m.chunkTranscript(entries, { meeting_id: 'm1', date: '2024-04-12', speakers: ['Dana'] })), 'invalid_input');
+});
+
 test('matchQuote returns UTF-16 offsets (emoji before the quote)', () => {
   const quote = 'ten percent discount for annual plans';
   const r = m.matchQuote(EMOJI_TEXT, quote);

@@ -716,7 +716,8 @@ pub struct ChunkOptions {
     pub date: String,
     pub recording_url: Option<String>,
     pub acl: Option<Vec<String>>,
-    /// words per chunk (whole turns up to it; a longer turn is split between its segments)
+    /// words per chunk (whole turns up to it; a longer turn is split between its segments, and a
+    /// longer segment at its sentence ends, each piece with its own word timings)
     pub max_words: usize,
     /// turns repeated at the start of the next chunk
     pub overlap_turns: usize,
@@ -757,6 +758,102 @@ fn word_count(s: &str) -> usize {
     s.split_whitespace().count()
 }
 
+/// Byte ranges of `text`'s sentences (each ends after `.`, `?`, `!` or `…` followed by a space,
+/// closing quotes and brackets included), covering the text.
+fn sentence_ranges(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if matches!(c, '.' | '?' | '!' | '…') {
+            let mut end = i + c.len_utf8();
+            while let Some(&(j, d)) = chars.peek() {
+                if matches!(d, '"' | '\'' | ')' | ']' | '”' | '’' | '.' | '?' | '!') {
+                    end = j + d.len_utf8();
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            if chars.peek().is_some_and(|&(_, d)| d.is_whitespace()) {
+                out.push((from, end));
+                from = end;
+            }
+        }
+    }
+    if from < text.len() {
+        out.push((from, text.len()));
+    }
+    out
+}
+
+/// A segment longer than `max_words` -> pieces of whole sentences up to the budget (a longer
+/// sentence: pieces of `max_words` words), each with its own words and times. A piece's times are
+/// its words' (the words are found in order in the text, as the chunker places them); a piece
+/// without timed words gets times in proportion to its place in the text. No word is dropped.
+fn split_long(s: &Segment, max_words: usize) -> Vec<Segment> {
+    let text = s.text.trim();
+    if word_count(text) <= max_words {
+        return vec![s.clone()];
+    }
+    // cut points: sentence ends, and inside an over-long sentence every `max_words` words
+    let mut units: Vec<(usize, usize)> = Vec::new();
+    for (a, b) in sentence_ranges(text) {
+        let words: Vec<(usize, usize)> = text[a..b]
+            .split_whitespace()
+            .map(|w| {
+                let off = w.as_ptr() as usize - text.as_ptr() as usize;
+                (off, off + w.len())
+            })
+            .collect();
+        for part in words.chunks(max_words) {
+            units.push((part[0].0, part[part.len() - 1].1));
+        }
+    }
+    // pack whole units up to the budget
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let mut n = 0;
+    for (a, b) in units {
+        let k = word_count(&text[a..b]);
+        match pieces.last_mut() {
+            Some(p) if n + k <= max_words => {
+                p.1 = b;
+                n += k;
+            }
+            _ => {
+                pieces.push((a, b));
+                n = k;
+            }
+        }
+    }
+    // each word to the piece its text is in (a word not found stays with the one before it)
+    let mut cursor = 0;
+    let mut owner = Vec::with_capacity(s.words.len());
+    let mut last = 0;
+    for w in &s.words {
+        if let Some(p) = (!w.word.is_empty()).then(|| text[cursor..].find(w.word.as_str())).flatten() {
+            let at = cursor + p;
+            cursor = at + w.word.len();
+            last = pieces.iter().rposition(|&(a, _)| a <= at).unwrap_or(0);
+        }
+        owner.push(last);
+    }
+    let dur = s.end - s.start;
+    let len = text.len().max(1) as f64;
+    pieces
+        .iter()
+        .enumerate()
+        .map(|(k, &(a, b))| {
+            let words: Vec<Word> = s.words.iter().zip(&owner).filter(|(_, &o)| o == k).map(|(w, _)| w.clone()).collect();
+            let (start, end) = match (words.first(), words.last()) {
+                (Some(f), Some(l)) => (f.start, l.end.max(f.start)),
+                _ => (s.start + dur * a as f64 / len, s.start + dur * b as f64 / len),
+            };
+            Segment { speaker: s.speaker.clone(), start, end, text: text[a..b].trim().to_string(), words }
+        })
+        .collect()
+}
+
 /// Segments -> chunks of whole speaker turns, `Speaker: text` lines, with turns and word timings.
 /// Chunk ids are `{meeting_id}-{start in ms}`: the same transcript and options give the same ids.
 pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk>, TranscriptError> {
@@ -773,7 +870,8 @@ pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk
     }
     // turns: consecutive segments of one speaker, cut where a turn would pass the budget
     let mut turns: Vec<TurnPiece> = Vec::new();
-    for s in segs.iter().filter(|s| !s.text.trim().is_empty()) {
+    let pieces: Vec<Segment> = segs.iter().filter(|s| !s.text.trim().is_empty()).flat_map(|s| split_long(s, opts.max_words)).collect();
+    for s in &pieces {
         let n = word_count(&s.text);
         match turns.last_mut() {
             Some(t) if t.speaker == s.speaker && t.words + n <= opts.max_words => {
@@ -906,6 +1004,14 @@ mod tests {
         assert_eq!(timestamp("01:00:00,250"), Some(3600.25));
         assert_eq!(timestamp("1:75:00.0"), None);
         assert_eq!(timestamp("abc"), None);
+    }
+
+    #[test]
+    fn sentences() {
+        let t = "Is it 3.5 percent? Yes. \"Fine.\" (Really!) Done";
+        let got: Vec<&str> = sentence_ranges(t).into_iter().map(|(a, b)| &t[a..b]).collect();
+        assert_eq!(got, vec!["Is it 3.5 percent?", " Yes.", " \"Fine.\"", " (Really!)", " Done"]);
+        assert_eq!(sentence_ranges("no end"), vec![(0, 6)]);
     }
 
     #[test]

@@ -283,3 +283,54 @@ fn chunk_options_need_the_meeting_date() {
         assert!(e.to_string().contains("YYYY-MM-DD"), "{e}");
     }
 }
+
+/// One speaker talking for minutes in one segment (a monologue the speech-to-text service did
+/// not cut): the chunker splits it at sentence ends within the budget, keeps every word with its
+/// time, and a quote from the third sentence is cited at its own second, not the segment's start.
+#[test]
+fn an_over_long_segment_is_split_at_sentence_ends_with_its_word_times() {
+    use meetcite::Word;
+    // 3 sentences of 40 words, 0.5 s a word, starting at 100 s; then one 130-word sentence
+    let mut text = String::new();
+    let mut words = Vec::new();
+    let mut t = 100.0;
+    for (s, n) in [(0, 40), (1, 40), (2, 40), (3, 130)] {
+        for k in 0..n {
+            let w = if k + 1 == n { format!("s{s}w{k}.") } else { format!("s{s}w{k}") };
+            text.push_str(&w);
+            text.push(' ');
+            words.push(Word { word: w, start: t, end: t + 0.4, offset: None });
+            t += 0.5;
+        }
+    }
+    let seg = Segment { speaker: "Dana Okafor".into(), start: 100.0, end: t, text: text.trim().into(), words };
+    let chunks = chunk_segments(std::slice::from_ref(&seg), &ChunkOptions { max_words: 100, ..opts("m") }).unwrap();
+    // sentences 0-1 (80 words; the third would pass 100), sentence 2, then the 130-word sentence in 100 + 30
+    let sizes: Vec<usize> = chunks.iter().map(|c| c.text.split_whitespace().count() - 2).collect();
+    assert_eq!(sizes, vec![80, 40, 100, 30]);
+    assert!(chunks.iter().all(|c| c.text.starts_with("Dana Okafor: ")));
+    assert!(chunks[0].text.ends_with("s1w39."));
+    assert_eq!(chunks[1].start, 140.0, "the third sentence starts at its first word's time");
+    assert!(chunks.windows(2).all(|w| w[0].end <= w[1].start));
+    // no word lost, each placed in its chunk's text
+    let all: Vec<&Word> = chunks.iter().flat_map(|c| c.words.as_ref().unwrap()).collect();
+    assert_eq!(all.len(), 250);
+    for c in &chunks {
+        for w in c.words.as_ref().unwrap() {
+            let o = w.offset.expect("every word found in its chunk");
+            assert_eq!(&c.text[o..o + w.word.len()], w.word);
+        }
+    }
+    let ctx = build_context(&chunks, &ContextOptions::default());
+    let label = &ctx.sources.iter().find(|s| s.chunk.id == chunks[1].id).unwrap().label;
+    let answer = format!(r#"{{"claims":[{{"text":"x","source":"{label}","quote":"s2w10 s2w11 s2w12 s2w13"}}]}}"#);
+    let r = verify(&answer, &ctx.sources, &VerifyOptions::default()).unwrap();
+    assert_eq!((r.claims[0].status, r.claims[0].time), (Status::Supported, Some(145.0)));
+    // without word timings the pieces get times in proportion to their place in the text
+    let bare = Segment { words: vec![], ..seg };
+    let chunks = chunk_segments(std::slice::from_ref(&bare), &ChunkOptions { max_words: 100, ..opts("m") }).unwrap();
+    assert_eq!(chunks.len(), 4);
+    assert_eq!(chunks[0].start, 100.0);
+    assert!(chunks.windows(2).all(|w| w[0].end <= w[1].start + 1e-9 && w[0].start < w[1].start));
+    assert!((chunks[3].end - t).abs() < 1e-9);
+}

@@ -132,6 +132,35 @@ fn chunk_command_reads_a_transcript_and_its_chunks_verify() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Pricing review, 3 May, 10:17, Luis Vega"), "{out}");
     assert!(out.contains("pricing-0503.mp4"), "{out}");
+    // the same in one step: verify reads the transcript itself (same chunk options)
+    let (code, direct, err) = cli(&[
+        "verify",
+        "--no-nli",
+        "--transcript",
+        "tests/fixtures/transcripts/teams.vtt",
+        "--transcript-format",
+        "vtt",
+        "--meeting-id",
+        "pricing-0503",
+        "--title",
+        "Pricing review",
+        "--date",
+        "2024-05-03",
+        "--recording-url",
+        "https://recordings.example.com/pricing-0503.mp4",
+        "--answer",
+        dir.join("answer.json").to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(direct, out);
+    let (code, ctx, _) = cli(&["context", "--transcript", "tests/fixtures/transcripts/zoom.vtt", "--meeting-id", "z", "--date", "2024-05-03"]);
+    assert_eq!(code, 0);
+    assert!(ctx.contains("[S1]"), "{ctx}");
+    let (code, _, err) = cli(&["context", "--transcript", "tests/fixtures/transcripts/zoom.vtt", "--chunks", "x.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not both"), "{err}");
     // a broken file: the code, the format and the line
     std::fs::write(dir.join("bad.vtt"), "WEBVTT\n\n00:00:01.000 --> 00:00:0x.000\nhello\n").unwrap();
     let (code, _, err) = cli(&["chunk", "--transcript", dir.join("bad.vtt").to_str().unwrap(), "--meeting-id", "m"]);

@@ -334,3 +334,69 @@ fn an_over_long_segment_is_split_at_sentence_ends_with_its_word_times() {
     assert!(chunks.windows(2).all(|w| w[0].end <= w[1].start + 1e-9 && w[0].start < w[1].start));
     assert!((chunks[3].end - t).abs() < 1e-9);
 }
+
+mod chunker_properties {
+    use super::*;
+    use meetcite::Word;
+    use proptest::prelude::*;
+
+    /// Segments in time order: a few speakers, 1-60 words each, each word timed.
+    fn segments() -> impl Strategy<Value = Vec<Segment>> {
+        prop::collection::vec((0usize..3, 1usize..60, any::<bool>(), 0.0f64..3.0), 1..25).prop_map(|specs| {
+            let mut t = 0.0;
+            let mut n = 0;
+            specs
+                .into_iter()
+                .map(|(who, len, sentences, pause)| {
+                    t += pause;
+                    let start = t;
+                    let mut words = Vec::new();
+                    let mut text = Vec::new();
+                    for k in 0..len {
+                        // unique words, so a word's place in a chunk is unambiguous; some sentence ends
+                        let w = if sentences && k % 7 == 6 { format!("w{n}.") } else { format!("w{n}") };
+                        n += 1;
+                        words.push(Word { word: w.clone(), start: t, end: t + 0.3, offset: None });
+                        text.push(w);
+                        t += 0.4;
+                    }
+                    Segment { speaker: ["Ana", "Ben", "Cy"][who].into(), start, end: t, text: text.join(" "), words }
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn every_word_once_sizes_within_budget_ids_stable_times_monotone(segs in segments(), max_words in 3usize..80, overlap in 0usize..3) {
+            let o = ChunkOptions { max_words, overlap_turns: overlap, ..opts("m") };
+            let chunks = chunk_segments(&segs, &o).unwrap();
+            prop_assert_eq!(&chunks, &chunk_segments(&segs, &o).unwrap(), "same input and options, same chunks");
+            let ids: std::collections::HashSet<_> = chunks.iter().map(|c| &c.id).collect();
+            prop_assert_eq!(ids.len(), chunks.len(), "unique ids");
+            let total: usize = segs.iter().map(|s| s.words.len()).sum();
+            let mut seen = std::collections::HashMap::new();
+            for c in &chunks {
+                let turns = c.turns.as_ref().unwrap();
+                // the words of the chunk's turns, labels excluded
+                let words: usize = turns.iter().map(|t| c.text[t.text_start..t.text_end].split_whitespace().count()).sum();
+                // a chunk over the budget holds one turn piece, and a piece is at most the budget
+                prop_assert!(words <= max_words || turns.len() == 1, "{} words in {} turns", words, turns.len());
+                prop_assert!(turns.iter().all(|t| c.text[t.text_start..t.text_end].split_whitespace().count() <= max_words));
+                prop_assert!(c.start <= c.end && turns.windows(2).all(|w| w[0].start <= w[1].start));
+                for w in c.words.as_ref().unwrap() {
+                    let at = w.offset.expect("every word placed");
+                    prop_assert_eq!(&c.text[at..at + w.word.len()], w.word.as_str());
+                    *seen.entry(w.word.clone()).or_insert(0usize) += 1;
+                }
+            }
+            prop_assert!(chunks.windows(2).all(|w| w[0].start < w[1].start), "chunks in time order");
+            // every word is in a chunk; without overlap, in exactly one
+            prop_assert_eq!(seen.len(), total);
+            if overlap == 0 {
+                prop_assert!(seen.values().all(|&n| n == 1));
+            }
+        }
+    }
+}

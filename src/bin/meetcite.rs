@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
-  meetcite context --chunks FILE [--order relevance|date] [--viewer ID] [--max-tokens N] [--question TEXT]
-  meetcite verify  (--chunks FILE [--order ..] [--viewer ..] [--max-tokens ..] | --context FILE) --answer FILE|-
+  meetcite context (--chunks FILE | --transcript FILE [chunk options, --transcript-format F])
+                   [--order relevance|date] [--viewer ID] [--max-tokens N] [--question TEXT]
+  meetcite verify  (--chunks FILE | --transcript FILE [chunk options, --transcript-format F] | --context FILE)
+                   [--order ..] [--viewer ..] [--max-tokens ..] --answer FILE|-
                    [--policy drop|warn|feedback] [--format json|jsonl|markdown|html] [--no-nli] [--model DIR]
                    [--premise-tokens N]   --answer - reads stdin; --format jsonl prints each claim's
                    verdict as soon as its JSON object has arrived, then {\"type\":\"report\",..}
@@ -87,8 +89,13 @@ fn context_from(a: &Args) -> Result<Context, String> {
     if let Some(p) = a.opts.get("context") {
         return from_json::<Context>(&read(p)?).map_err(|e| format!("{p}: {e}"));
     }
-    let path = a.opts.get("chunks").ok_or("--chunks FILE or --context FILE is required")?;
-    let chunks = parse_chunks(&read(path)?).map_err(|e| format!("{path}: [{}] {e}", e.code()))?;
+    let chunks = match (a.opts.get("chunks"), a.opts.get("transcript")) {
+        (Some(path), None) => parse_chunks(&read(path)?).map_err(|e| format!("{path}: [{}] {e}", e.code()))?,
+        // `--format` is verify's output format: the transcript's is `--transcript-format`
+        (None, Some(path)) => transcript_chunks(a, path, "transcript-format")?,
+        (Some(_), Some(_)) => return Err("give --chunks or --transcript, not both".into()),
+        (None, None) => return Err("--chunks FILE, --transcript FILE or --context FILE is required".into()),
+    };
     let order = match a.opts.get("order").map(String::as_str) {
         None | Some("relevance") => Order::Relevance,
         Some("date") => Order::Date,
@@ -100,6 +107,36 @@ fn context_from(a: &Args) -> Result<Context, String> {
     };
     let opts = ContextOptions { order, viewer: a.opts.get("viewer").cloned(), max_tokens, question: a.opts.get("question").cloned() };
     Ok(build_context(&chunks, &opts))
+}
+
+/// A transcript file read and chunked with the `chunk` options (`format_key`: the option that
+/// names its format); says on stderr which format `auto` chose.
+fn transcript_chunks(a: &Args, path: &str, format_key: &str) -> Result<Vec<meetcite::Chunk>, String> {
+    use meetcite::transcript::{chunk_transcript, ChunkOptions};
+    let text = read(path)?;
+    let format = a.opts.get(format_key).map(String::as_str).unwrap_or("auto");
+    let d = ChunkOptions::default();
+    let opts = ChunkOptions {
+        meeting_id: a.opts.get("meeting-id").cloned().unwrap_or_default(),
+        title: a.opts.get("title").cloned().unwrap_or_default(),
+        date: a.opts.get("date").cloned().unwrap_or_default(),
+        recording_url: a.opts.get("recording-url").cloned(),
+        acl: None,
+        max_words: whole_number(a, "max-words", d.max_words)?,
+        overlap_turns: whole_number(a, "overlap-turns", d.overlap_turns)?,
+        recording_start: a.opts.get("recording-start").cloned(),
+        speakers: match a.opts.get("speakers") {
+            None => None,
+            Some(j) => {
+                Some(serde_json::from_str(j).map_err(|e| format!("--speakers must be a JSON object of label to name, like '{{\"A\":\"Dana Okafor\"}}': {e}"))?)
+            }
+        },
+    };
+    let out = chunk_transcript(&text, Some(format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
+    if format == "auto" {
+        eprintln!("meetcite: {path}: read as {} (auto)", out.format);
+    }
+    Ok(out.chunks)
 }
 
 /// `--key N`, or `default` when absent.
@@ -259,33 +296,8 @@ fn run() -> Result<(), String> {
             }
         }
         "chunk" => {
-            use meetcite::transcript::{chunk_transcript, ChunkOptions};
             let path = a.opts.get("transcript").ok_or("--transcript FILE is required")?;
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-            let format = a.opts.get("format").map(String::as_str).unwrap_or("auto");
-            let d = ChunkOptions::default();
-            let opts = ChunkOptions {
-                meeting_id: a.opts.get("meeting-id").cloned().unwrap_or_default(),
-                title: a.opts.get("title").cloned().unwrap_or_default(),
-                date: a.opts.get("date").cloned().unwrap_or_default(),
-                recording_url: a.opts.get("recording-url").cloned(),
-                acl: None,
-                max_words: whole_number(&a, "max-words", d.max_words)?,
-                overlap_turns: whole_number(&a, "overlap-turns", d.overlap_turns)?,
-                recording_start: a.opts.get("recording-start").cloned(),
-                speakers: match a.opts.get("speakers") {
-                    None => None,
-                    Some(j) => Some(
-                        serde_json::from_str(j)
-                            .map_err(|e| format!("--speakers must be a JSON object of label to name, like '{{\"A\":\"Dana Okafor\"}}': {e}"))?,
-                    ),
-                },
-            };
-            let out = chunk_transcript(&text, Some(format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
-            if format == "auto" {
-                eprintln!("meetcite: {path}: read as {} (auto)", out.format);
-            }
-            print_json(&out.chunks)
+            print_json(&transcript_chunks(&a, path, "format")?)
         }
         "match" => {
             let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;

@@ -6,8 +6,11 @@
   - onnxruntime (Python) on the shipped int8 model, its f32 twin and the dynamic-int8 variant, tokenize (HF `tokenizers`,
     the same tokenizer.json) + infer, batch 1 and 8 at 128 and 256 tokens
     (bench/fixtures/nli_pairs.json), 1 thread and the default thread count; load time; peak RSS
-    (one subprocess per model).
-Usage: python3 bench/peers.py [matcher|nli|nli-one MODEL]"""
+    (one subprocess per model);
+  - transcripts: the 3-hour meeting `cargo bench --bench transcript` writes to target/bench/
+    (WhisperX JSON and Teams-style VTT), read with json.load / webvtt-py and grouped into
+    speaker turns and 200-word chunks with word offsets by a plain loop: what a user would write.
+Usage: python3 bench/peers.py [matcher|nli|nli-one MODEL|transcript]"""
 import json, os, resource, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,6 +112,64 @@ def nli_one(kind):
     emit("nli", f"{kind} load", "onnxruntime 1 thread (python)", "peak_rss_mb", rss / 1e6, "MB", f"process peak (both sessions, one at a time); {rss0 / 1e6:.0f} MB before load")
 
 
+def chunk_turns(segs, max_words=200):
+    """(speaker, text, words) segments -> chunks of whole turns up to max_words, with each word's
+    offset found in the chunk text (what meetcite's chunker returns)."""
+    turns = []
+    for sp, text, words in segs:
+        n = len(text.split())
+        if turns and turns[-1][0] == sp and turns[-1][2] + n <= max_words:
+            turns[-1][1].append((text, words)); turns[-1] = (sp, turns[-1][1], turns[-1][2] + n)
+        else:
+            turns.append((sp, [(text, words)], n))
+    chunks, cur, size = [], [], 0
+    for t in turns:
+        if cur and size + t[2] > max_words:
+            chunks.append(cur); cur, size = [], 0
+        cur.append(t); size += t[2]
+    if cur:
+        chunks.append(cur)
+    out = []
+    for c in chunks:
+        text, placed = "", []
+        for sp, parts, _ in c:
+            text += ("\n" if text else "") + sp + ": "
+            for k, (seg, words) in enumerate(parts):
+                text += (" " if k else "") + seg
+                cursor = len(text) - len(seg)
+                for w in words:
+                    p = text.find(w["word"], cursor)
+                    if p >= 0:
+                        cursor = p + len(w["word"])
+                    placed.append((w["word"], w.get("start"), p))
+        out.append({"text": text, "words": placed})
+    return out
+
+
+def transcript():
+    import webvtt
+    base = os.path.join(ROOT, "target/bench/transcript_3h")
+    raw = open(base + ".json").read()
+
+    def whisperx():
+        segs = json.loads(raw)["segments"]
+        return chunk_turns([(s.get("speaker", ""), s["text"].strip(), s.get("words", [])) for s in segs])
+
+    def vtt():
+        segs = []
+        for c in webvtt.read(base + ".vtt"):
+            sp, text = (c.voice or ""), c.text
+            segs.append((sp, text, []))
+        return chunk_turns(segs)
+
+    for case, f, how in [("whisperx 3h", whisperx, "json.load + loop"), ("vtt 3h", vtt, f"webvtt-py {webvtt.__version__} + loop")]:
+        f()
+        ts = []
+        for _ in range(5):
+            t = time.perf_counter(); n = len(f()); ts.append(time.perf_counter() - t)
+        emit("transcript", f"import + chunk {case}", "python peer", "ms", median(ts) * 1e3, "ms", f"{how}; {n} chunks, CPython {sys.version.split()[0]}")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     if what in ("all", "matcher"):
@@ -116,5 +177,7 @@ if __name__ == "__main__":
     if what in ("all", "nli"):
         for k in MODELS:
             subprocess.run([sys.executable, __file__, "nli-one", k], check=True)
+    if what in ("all", "transcript"):
+        transcript()
     if what == "nli-one":
         nli_one(sys.argv[2])

@@ -30,6 +30,8 @@ def peer_of(impl, section):
         return "onnxruntime-web wasm 1 thread"
     if section == "size":
         return "onnxruntime-web"
+    if section == "transcript" and impl.startswith("meetcite native"):
+        return "python peer"
     return None
 
 

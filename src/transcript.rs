@@ -162,10 +162,31 @@ pub fn import(text: &str, format: Format) -> Result<Vec<Segment>, TranscriptErro
 /// [`import`], with the recording's start as an RFC 3339 time: Google Meet's wall-clock times
 /// become seconds from it (other formats are already relative to the recording).
 pub fn import_with(text: &str, format: Format, recording_start: Option<&str>) -> Result<Vec<Segment>, TranscriptError> {
-    let segs = match format {
+    import_inner(text, format, recording_start, &mut Vec::new())
+}
+
+/// What an import or the chunker repaired, so nothing is changed silently: `code` is stable
+/// (`words_without_times`, `out_of_order`, `empty_segments`, `segments_split`, `words_not_placed`),
+/// `count` how many, `message` for people.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct Warning {
+    pub code: String,
+    pub count: usize,
+    pub message: String,
+}
+
+fn warn(out: &mut Vec<Warning>, code: &str, count: usize, message: String) {
+    if count > 0 {
+        out.push(Warning { code: code.into(), count, message });
+    }
+}
+
+fn import_inner(text: &str, format: Format, recording_start: Option<&str>, warnings: &mut Vec<Warning>) -> Result<Vec<Segment>, TranscriptError> {
+    let mut segs = match format {
         Format::GoogleMeet => google_meet(text, recording_start)?,
-        Format::WhisperX => whisperx(text, "whisperx")?,
-        Format::OpenAi => whisperx(text, "openai")?,
+        Format::WhisperX => whisperx(text, "whisperx", warnings)?,
+        Format::OpenAi => whisperx(text, "openai", warnings)?,
         Format::AssemblyAi => assemblyai(text)?,
         Format::Deepgram => deepgram(text)?,
         Format::Vtt => cues(text, Format::Vtt)?,
@@ -175,6 +196,13 @@ pub fn import_with(text: &str, format: Format, recording_start: Option<&str>) ->
     if segs.iter().all(|s| s.text.trim().is_empty()) {
         return Err(TranscriptError::Empty);
     }
+    // in time order (Teams cues, Meet entries and vendor lists can arrive out of order); a stable
+    // sort keeps the file's order among equal starts
+    let late = segs.windows(2).filter(|w| w[1].start < w[0].start).count();
+    segs.sort_by(|a, b| a.start.total_cmp(&b.start));
+    warn(warnings, "out_of_order", late, format!("{late} segments or cues started before the one above them; sorted by start time"));
+    let empty = segs.iter().filter(|s| s.text.trim().is_empty()).count();
+    warn(warnings, "empty_segments", empty, format!("{empty} segments or cues had no text and were left out"));
     Ok(segs)
 }
 
@@ -228,7 +256,7 @@ fn check_span(format: &'static str, path: impl FnOnce() -> String, start: f64, e
 
 /// WhisperX, and OpenAI's verbose_json / diarized_json (the same segment shape; OpenAI's word
 /// timings are a top-level list, handed to the segment they fall in).
-fn whisperx(text: &str, format: &'static str) -> Result<Vec<Segment>, TranscriptError> {
+fn whisperx(text: &str, format: &'static str, warnings: &mut Vec<Warning>) -> Result<Vec<Segment>, TranscriptError> {
     let mut f: WxFile = from_json(text, format)?;
     if !f.words.is_empty() && f.segments.iter().all(|s| s.words.is_empty()) {
         let mut words = std::mem::take(&mut f.words).into_iter().peekable();
@@ -241,13 +269,14 @@ fn whisperx(text: &str, format: &'static str) -> Result<Vec<Segment>, Transcript
             }
         }
     }
+    let untimed = f.segments.iter().flat_map(|s| &s.words).filter(|w| !w.start.is_some_and(f64::is_finite) || !w.end.is_some_and(f64::is_finite)).count();
+    warn(warnings, "words_without_times", untimed, format!("{untimed} words had no times; they got their neighbours' (or their segment's)"));
     let mut out = Vec::with_capacity(f.segments.len());
     for (i, s) in f.segments.into_iter().enumerate() {
         check_span(format, || format!("segments[{i}]"), s.start, s.end)?;
         let speaker = s.speaker.clone().or_else(|| s.words.iter().find_map(|w| w.speaker.clone())).unwrap_or_default();
         out.push(Segment { speaker, start: s.start, end: s.end, text: s.text.trim().to_string(), words: fill_word_times(&s.words, s.start, s.end) });
     }
-    out.sort_by(|a, b| a.start.total_cmp(&b.start));
     Ok(out)
 }
 
@@ -357,7 +386,6 @@ fn assemblyai(text: &str) -> Result<Vec<Segment>, TranscriptError> {
         }
         None => out = segments_from_words(words(f.words.as_deref().unwrap_or_default(), &|k| format!("words[{k}]"))?),
     }
-    out.sort_by(|a, b| a.start.total_cmp(&b.start));
     Ok(out)
 }
 
@@ -456,7 +484,6 @@ fn deepgram(text: &str) -> Result<Vec<Segment>, TranscriptError> {
             out = segments_from_words(words);
         }
     }
-    out.sort_by(|a, b| a.start.total_cmp(&b.start));
     Ok(out)
 }
 
@@ -541,7 +568,6 @@ fn cues(text: &str, format: Format) -> Result<Vec<Segment>, TranscriptError> {
         i = j;
     }
     // Teams can write cues out of order
-    out.sort_by(|a, b| a.start.total_cmp(&b.start));
     Ok(out)
 }
 
@@ -698,7 +724,6 @@ fn google_meet(text: &str, recording_start: Option<&str>) -> Result<Vec<Segment>
         check_span(F, || path(i, "endTime"), start, end)?;
         out.push(Segment { speaker: meet_speaker(&e.participant), start, end, text: e.text.trim().to_string(), words: Vec::new() });
     }
-    out.sort_by(|a, b| a.start.total_cmp(&b.start));
     Ok(out)
 }
 
@@ -966,6 +991,8 @@ pub struct Chunked {
     /// `whisperx`, `openai`, `assemblyai`, `deepgram`, `google-meet`, `vtt`, `srt` or `chunks`
     pub format: String,
     pub chunks: Vec<Chunk>,
+    /// what was repaired on the way (empty when nothing was)
+    pub warnings: Vec<Warning>,
 }
 
 /// Read a transcript (`format`: a [`Format::name`], or `None`/`"auto"` to detect it) and chunk it;
@@ -977,10 +1004,11 @@ pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -
             TranscriptError::Options(format!("format {name:?}: one of auto, whisperx, openai, assemblyai, deepgram, google-meet, vtt, srt, chunks"))
         })?,
     };
+    let mut warnings = Vec::new();
     let chunks = if format == Format::Chunks {
         crate::chunk::parse_chunks(text)?
     } else {
-        let mut segs = import_with(text, format, opts.recording_start.as_deref())?;
+        let mut segs = import_inner(text, format, opts.recording_start.as_deref(), &mut warnings)?;
         if let Some(names) = &opts.speakers {
             for s in &mut segs {
                 if let Some(n) = names.get(&s.speaker) {
@@ -988,9 +1016,14 @@ pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -
                 }
             }
         }
-        chunk_segments(&segs, opts)?
+        let long = segs.iter().filter(|s| word_count(&s.text) > opts.max_words).count();
+        warn(&mut warnings, "segments_split", long, format!("{long} segments were longer than {} words and were split at sentence ends", opts.max_words));
+        let chunks = chunk_segments(&segs, opts)?;
+        let lost = chunks.iter().flat_map(|c| c.words.iter().flatten()).filter(|w| w.offset.is_none()).count();
+        warn(&mut warnings, "words_not_placed", lost, format!("{lost} word timings did not match the text; they are kept without an offset"));
+        chunks
     };
-    Ok(Chunked { format: format.name().into(), chunks })
+    Ok(Chunked { format: format.name().into(), chunks, warnings })
 }
 
 #[cfg(test)]

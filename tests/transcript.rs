@@ -400,3 +400,36 @@ mod chunker_properties {
         }
     }
 }
+
+/// What an import repaired is said, never done silently: untimed WhisperX words, Teams cues out
+/// of order, an over-long segment split; a clean file has no warnings.
+#[test]
+fn repairs_are_reported_as_warnings() {
+    use meetcite::transcript::chunk_transcript;
+    let codes = |name: &str, o: &ChunkOptions| -> Vec<(String, usize)> {
+        chunk_transcript(&fixture(name), None, o).unwrap().warnings.into_iter().map(|w| (w.code, w.count)).collect()
+    };
+    let v: serde_json::Value = serde_json::from_str(&fixture("whisperx.json")).unwrap();
+    let untimed = v["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["words"].as_array().unwrap())
+        .filter(|w| w.get("start").is_none() || w.get("end").is_none())
+        .count();
+    assert!(untimed >= 1);
+    let wx = codes("whisperx.json", &opts("m"));
+    assert!(wx.contains(&("words_without_times".to_string(), untimed)), "{wx:?}");
+    let teams = codes("teams.vtt", &opts("m"));
+    assert!(teams.iter().any(|(c, _)| c == "out_of_order"), "{teams:?}");
+    let split = codes("zoom.vtt", &ChunkOptions { max_words: 3, ..opts("m") });
+    assert!(split.iter().any(|(c, _)| c == "segments_split"), "{split:?}");
+    assert_eq!(codes("plain.srt", &opts("m")), vec![]);
+    // and the CLI says them on stderr
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_meetcite"))
+        .args(["chunk", "--transcript", "tests/fixtures/transcripts/teams.vtt", "--meeting-id", "m", "--date", "2024-05-03"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("warning [out_of_order]"), "{}", String::from_utf8_lossy(&o.stderr));
+}

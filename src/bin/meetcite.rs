@@ -136,6 +136,9 @@ fn transcript_chunks(a: &Args, path: &str, format_key: &str) -> Result<Vec<meetc
     if format == "auto" {
         eprintln!("meetcite: {path}: read as {} (auto)", out.format);
     }
+    for w in &out.warnings {
+        eprintln!("meetcite: {path}: warning [{}]: {}", w.code, w.message);
+    }
     Ok(out.chunks)
 }
 

@@ -24,6 +24,8 @@ const state = {
   contextKey: null,
   report: null,
   timings: {},
+  imported: null, // chunks read from a transcript file (JS objects, UTF-16 offsets), while the text box is not edited
+  userMedia: false, // a recording the user picked (an object URL; never uploaded)
 };
 window.meetciteDemo = state; // for tests and curious users
 
@@ -85,6 +87,7 @@ function silentWav(seconds, rate = 8000) {
 
 let mediaUrl = null;
 function prepareMedia(chunks) {
+  if (state.userMedia) return; // the user's own recording stays
   const end = Math.max(60, ...chunks.map((c) => Number(c.end) || 0));
   const media = $('media');
   if (mediaUrl) URL.revokeObjectURL(mediaUrl);
@@ -131,8 +134,9 @@ async function ensureContext() {
   const key = JSON.stringify([$('chunks').value, contextOptions()]);
   if (state.context && state.contextKey === key) return state.context;
   readChunks(); // surface JSON errors with a clear message
-  // The textarea holds the file format (JSON string, UTF-8 byte offsets), exactly what the CLI reads.
-  const ctx = await call('buildContext', $('chunks').value, contextOptions());
+  // The textarea holds the file format (JSON string, UTF-8 byte offsets), exactly what the CLI reads;
+  // chunks imported from a transcript file are JS objects (UTF-16 offsets) until the box is edited.
+  const ctx = await call('buildContext', state.imported ?? $('chunks').value, contextOptions());
   state.context = ctx;
   state.contextKey = key;
   prepareMedia(ctx.sources.map((s) => s.chunk));
@@ -237,6 +241,7 @@ async function onVerify() {
     state.lastVerifyUsedModel = nli;
     state.lastVerifyWorkers = workers;
     renderReport(report, ctx);
+    renderTranscript(report, ctx);
     $('verify-status').textContent = `${streamed ? 'Streamed and verified' : 'Done'} in ${ms} ms${nli ? (workers > 1 ? ` (${workers} workers)` : '') : ' (quote check only: model not loaded)'}.`;
     call('renderMarkdown', report).then((md) => ($('markdown').textContent = md)).catch(() => {});
     document.body.dataset.verified = 'true';
@@ -247,6 +252,103 @@ async function onVerify() {
     $('verify').disabled = false;
     showTimings();
   }
+}
+
+// ------------------------------------------------------------------ transcript file and recording
+// A transcript in any format meetcite reads (WhisperX, OpenAI, AssemblyAI, Deepgram, Google Meet,
+// VTT, SRT, chunk JSON) is read and chunked in the worker; the recording plays from a local object
+// URL. Neither is uploaded: the page makes no request with them.
+async function onTranscriptFile() {
+  const file = $('transcript-file').files[0];
+  if (!file) return;
+  showError(null);
+  const status = $('transcript-status');
+  try {
+    const text = await file.text();
+    const stem = file.name.replace(/\.[^.]+$/, '');
+    const id = stem.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'meeting';
+    const date = $('meeting-date').value || new Date().toISOString().slice(0, 10);
+    const out = await call('chunkTranscript', text, { meeting_id: id, title: stem, date });
+    state.imported = out.chunks;
+    $('chunks').value = JSON.stringify(out.chunks, null, 1);
+    state.context = null;
+    state.report = null;
+    $('claims').replaceChildren();
+    $('summary').replaceChildren();
+    $('transcript').replaceChildren();
+    const warn = out.warnings.map((w) => w.message).join('; ');
+    status.textContent = `${file.name}: read as ${out.format}, ${out.chunks.length} chunk(s)${warn ? ` (${warn})` : ''}.`;
+    document.body.dataset.transcript = out.format;
+    prepareMedia(out.chunks);
+    renderTranscript(null, { sources: out.chunks.map((chunk, i) => ({ label: `S${i + 1}`, chunk })) });
+  } catch (e) {
+    status.textContent = '';
+    showError(e);
+  }
+}
+
+function onRecordingFile() {
+  const file = $('recording-file').files[0];
+  if (!file) return;
+  if (mediaUrl) URL.revokeObjectURL(mediaUrl);
+  mediaUrl = URL.createObjectURL(file);
+  state.userMedia = true;
+  $('media').src = mediaUrl;
+  $('media-note').textContent = `${file.name} (played from this computer, never uploaded)`;
+}
+
+// The meeting turn by turn, each cited span marked on its exact characters (UTF-16 offsets into the
+// chunk text: plain slice()) in the colour of its verdict; a mark seeks the media, by click or Enter.
+function renderTranscript(report, ctx) {
+  const box = $('transcript');
+  const marks = new Map(); // chunk id -> [{start, end, claim, index}]
+  (report?.claims || []).forEach((c, index) => {
+    if (!c.span || !c.chunk_id) return;
+    if (!marks.has(c.chunk_id)) marks.set(c.chunk_id, []);
+    marks.get(c.chunk_id).push({ start: c.span[0], end: c.span[1], claim: c, index });
+  });
+  const blocks = [];
+  for (const src of ctx.sources) {
+    const ch = src.chunk;
+    blocks.push(el('p', { class: 'source-h', text: `${src.label} · ${ch.meeting_title || ch.meeting_id} · ${ch.date} · ${clock(ch.start)}` }));
+    const spans = (marks.get(ch.id) || []).sort((a, b) => a.start - b.start || a.end - b.end);
+    const turns = ch.turns && ch.turns.length ? ch.turns : [{ speaker: '', start: ch.start, text_start: 0, text_end: ch.text.length }];
+    for (const t of turns) {
+      const p = el('p', { class: 'turn', 'data-chunk': ch.id },
+        el('span', { class: 'when', text: clock(t.start) }), t.speaker ? el('span', { class: 'who', text: t.speaker }) : null);
+      // the turn's text without its "Speaker: " label, with the marks that fall in it
+      let at = t.text_start;
+      const label = `${t.speaker}: `;
+      if (t.speaker && ch.text.startsWith(label, at)) at += label.length;
+      for (const m of spans) {
+        const a = Math.max(m.start, at);
+        const b = Math.min(m.end, t.text_end);
+        if (b <= a) continue;
+        p.append(ch.text.slice(at, a));
+        const c = m.claim;
+        p.append(el('mark', {
+          class: `cite-span status-${c.status}`, id: `cite-span-${m.index}`, tabindex: 0, 'data-claim': m.index, 'data-seconds': c.link?.seconds,
+          title: `Claim ${m.index + 1} (${c.status}): ${c.text}`,
+          onclick: () => c.link && seek(c.link.seconds),
+          onkeydown: (e) => { if (e.key === 'Enter' && c.link) seek(c.link.seconds); },
+          text: ch.text.slice(a, b),
+        }));
+        at = b;
+      }
+      p.append(ch.text.slice(at, t.text_end));
+      blocks.push(p);
+    }
+  }
+  box.replaceChildren(...blocks);
+}
+
+// A citation clicked in the claims list: the transcript scrolls to the cited words.
+function showInTranscript(index) {
+  const m = document.getElementById(`cite-span-${index}`);
+  if (!m) return;
+  document.querySelectorAll('mark.cite-span.current').forEach((x) => x.classList.remove('current'));
+  m.classList.add('current');
+  m.scrollIntoView({ block: 'nearest' });
 }
 
 // ------------------------------------------------------------------ report rendering
@@ -317,7 +419,7 @@ function renderReport(report, ctx) {
     if (c.link) {
       meta.append(el('button', {
         type: 'button', class: 'cite', 'data-seconds': c.link.seconds, 'data-meeting': c.link.meeting_id,
-        title: `Play from ${clock(c.link.seconds)}`, onclick: () => seek(c.link.seconds), text: `▶ ${c.link.label}`,
+        title: `Play from ${clock(c.link.seconds)}`, onclick: () => { seek(c.link.seconds); showInTranscript(i); }, text: `▶ ${c.link.label}`,
       }));
       if (c.link.url) meta.append(el('a', { href: c.link.url, target: '_blank', rel: 'noopener noreferrer', text: 'recording ↗' }));
     } else if (c.source) {
@@ -400,6 +502,7 @@ async function loadExample() {
     if (!ex) return;
     const [chunks, answer] = await Promise.all([fetch(ex.chunks).then((r) => r.text()), fetch(ex.answer).then((r) => r.text())]);
     $('chunks').value = chunks;
+    state.imported = null;
     let q = '';
     let ans = answer;
     try {
@@ -430,6 +533,10 @@ async function loadExample() {
 }
 
 $('build').addEventListener('click', onBuild);
+$('transcript-file').addEventListener('change', onTranscriptFile);
+$('recording-file').addEventListener('change', onRecordingFile);
+// an edited text box is the source of the chunks again
+$('chunks').addEventListener('input', () => { state.imported = null; });
 $('copy').addEventListener('click', onCopy);
 $('verify').addEventListener('click', onVerify);
 $('example').addEventListener('click', loadExample);

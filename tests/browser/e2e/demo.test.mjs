@@ -152,6 +152,54 @@ test('demo: the pricing example gives the README verdicts with the model on', { 
   await page.close();
 });
 
+// Issue 13's flow: pick a transcript file (a Teams VTT), verify an answer about it; the transcript
+// panel marks the exact cited characters in the verdict's colour, a citation click scrolls to them
+// and seeks the media, and the mark is reachable by keyboard. Nothing is uploaded.
+test('demo: a transcript file in, cited words highlighted in the transcript panel, click seeks', { timeout: SLOW + 60_000 }, async () => {
+  const { context } = env.browser;
+  const requests = recordRequests(context);
+  const page = await context.newPage();
+  await page.goto(env.server.url);
+  await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: SLOW });
+  const before = requests.length;
+  await page.fill('#meeting-date', '2024-05-03');
+  await page.setInputFiles('#transcript-file', path.join(ROOT, 'tests/fixtures/transcripts/teams.vtt'));
+  await page.waitForFunction(() => document.body.dataset.transcript === 'vtt', null, { timeout: 30_000 });
+  assert.match(await page.textContent('#transcript-status'), /teams\.vtt: read as vtt, 1 chunk\(s\)/);
+  // the panel shows the meeting turn by turn before any verification
+  assert.deepEqual(await page.$$eval('#transcript .who', (xs) => xs.map((x) => x.textContent)), ['Priya Raman', 'Luis Vega']);
+  const quote = 'And the pilot stays at three months.';
+  await page.fill('#answer', JSON.stringify({ claims: [
+    { text: 'Luis Vega said the pilot stays at three months.', source: 'S1', quote },
+    { text: 'Priya Raman said the discount is now fifteen percent.', source: 'S1', quote: 'The pilot discount is now five percent.' },
+  ] }));
+  await page.evaluate(() => { document.body.dataset.verified = ''; });
+  await page.click('#verify');
+  await page.waitForFunction(() => document.body.dataset.verified === 'true', null, { timeout: SLOW });
+  const marks = await page.$$eval('#transcript mark.cite-span', (ms) => ms.map((m) => ({ text: m.textContent, cls: m.className, claim: m.dataset.claim, seconds: Number(m.dataset.seconds) })));
+  const report = await page.evaluate(() => window.meetciteDemo.report);
+  assert.equal(marks.length, 2);
+  // the marks are exactly the matched characters (the matcher's span: words, not the quote's final period)
+  assert.deepEqual(marks.map((m) => m.text).sort(), report.claims.map((c) => c.matched_text).sort(), 'the exact matched characters');
+  assert.deepEqual(marks.map((m) => m.text).sort(), ['And the pilot stays at three months', 'The pilot discount is now five percent']);
+  const luis = marks.find((m) => m.claim === '0');
+  assert.equal(luis.cls, `cite-span status-${report.claims[0].status}`);
+  assert.match(marks.find((m) => m.claim === '1').cls, /status-flagged/, 'the wrong number is flagged in its colour');
+  // a citation click scrolls the panel to the cited words and seeks the media to their second
+  await page.waitForFunction(() => document.querySelector('#media').readyState >= 1, null, { timeout: 30_000 });
+  await page.click('#claims li[data-index="0"] .cite');
+  await page.waitForFunction((s) => Math.abs(document.querySelector('#media').currentTime - s) < 0.01, luis.seconds, { timeout: 10_000 });
+  assert.equal(await page.$eval('#cite-span-0', (m) => m.classList.contains('current')), true);
+  // keyboard: focus the other mark and press Enter
+  await page.focus('#cite-span-1');
+  await page.keyboard.press('Enter');
+  const other = marks.find((m) => m.claim === '1').seconds;
+  await page.waitForFunction((s) => Math.abs(document.querySelector('#media').currentTime - s) < 0.01, other, { timeout: 10_000 });
+  // the transcript went nowhere: no request after the page loaded the model
+  assert.deepEqual(requests.slice(before).filter(network).map((r) => r.url), []);
+  await page.close();
+});
+
 test('demo: second visit loads the model from the Cache API', { timeout: SLOW }, async () => {
   const { context } = env.browser;
   const requests = recordRequests(context);

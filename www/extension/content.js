@@ -24,6 +24,8 @@
     button.cite { font: 11px ui-monospace, monospace; margin-top: 3px; cursor: pointer; border: 1px solid #ccc; border-radius: 4px; background: #fff; }
     .why { color: #666; font-size: 12px; }
     .close { border: 0; background: none; cursor: pointer; font-size: 14px; }
+    .ctx { display: block; margin-top: 3px; font-size: 12px; color: #444; }
+    mark { color: inherit; border-radius: 3px; padding: 0 2px; }
   </style><div class="panel" role="complementary" aria-label="meetcite verification"><h2><span>meetcite</span><button class="close" title="Close">✕</button></h2><ol></ol></div>`;
   root.querySelector('.close').addEventListener('click', () => host.remove());
   const list = root.querySelector('ol');
@@ -74,6 +76,21 @@
               } else if (c.link.url) window.open(c.link.url, '_blank', 'noopener');
             });
             parts.push(document.createElement('br'), b);
+          }
+          // the cited words in their transcript, marked on the exact characters in the verdict's
+          // colour (span: UTF-16 offsets into the source chunk's text)
+          const src = c.span && (res.sources || []).find((s) => s.chunk.id === c.chunk_id);
+          if (src) {
+            const t = src.chunk.text;
+            const [a, z] = c.span;
+            const from = Math.max(0, a - 60);
+            const to = Math.min(t.length, z + 60);
+            const m = document.createElement('mark');
+            m.textContent = t.slice(a, z);
+            Object.assign(m.style, { background: bg, boxShadow: `inset 0 -2px ${fg}` });
+            const ctx = span('ctx', `${from > 0 ? '…' : ''}${t.slice(from, a)}`);
+            ctx.append(m, `${t.slice(z, to)}${to < t.length ? '…' : ''}`);
+            parts.push(ctx);
           }
           if (c.reasons.length) parts.push(document.createElement('br'), span('why', c.reasons.map((r) => r.message).join('; ')));
           const li = item(parts);

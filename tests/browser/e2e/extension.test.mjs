@@ -34,6 +34,9 @@ test('extension overlays verdicts and seeks the page media', { timeout: 120_000,
   console.log(`# extension: statuses ${statuses.join(', ')}`);
   assert.ok(statuses.includes('supported'), statuses.join());
   assert.ok(statuses.some((s) => s !== 'supported'), statuses.join());
+  // the cited words in their transcript, marked on the exact matched characters
+  const marked = await page.evaluate(() => [...document.querySelector('#meetcite-overlay').shadowRoot.querySelectorAll('li[data-status="supported"] mark')].map((m) => m.textContent));
+  assert.deepEqual(marked, ['The pilot discount is now five percent', 'And the pilot stays at three months']);
   await page.waitForFunction(() => document.querySelector('#rec').readyState >= 1, null, { timeout: 30_000 });
   const seconds = await page.evaluate(() => {
     const b = document.querySelector('#meetcite-overlay').shadowRoot.querySelector('li[data-status="supported"] button.cite');

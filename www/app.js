@@ -258,8 +258,8 @@ async function onVerify() {
 // A transcript in any format meetcite reads (WhisperX, OpenAI, AssemblyAI, Deepgram, Google Meet,
 // VTT, SRT, chunk JSON) is read and chunked in the worker; the recording plays from a local object
 // URL. Neither is uploaded: the page makes no request with them.
-async function onTranscriptFile() {
-  const file = $('transcript-file').files[0];
+async function onTranscriptFile(dropped) {
+  const file = dropped instanceof File ? dropped : $('transcript-file').files[0];
   if (!file) return;
   showError(null);
   const status = $('transcript-status');
@@ -287,8 +287,8 @@ async function onTranscriptFile() {
   }
 }
 
-function onRecordingFile() {
-  const file = $('recording-file').files[0];
+function onRecordingFile(dropped) {
+  const file = dropped instanceof File ? dropped : $('recording-file').files[0];
   if (!file) return;
   if (mediaUrl) URL.revokeObjectURL(mediaUrl);
   mediaUrl = URL.createObjectURL(file);
@@ -535,6 +535,21 @@ async function loadExample() {
 $('build').addEventListener('click', onBuild);
 $('transcript-file').addEventListener('change', onTranscriptFile);
 $('recording-file').addEventListener('change', onRecordingFile);
+// files dropped on the input panel: audio or video is the recording, anything else the transcript
+const drop = document.querySelector('.panel.inputs');
+drop.addEventListener('dragover', (e) => {
+  e.preventDefault();
+  drop.classList.add('dropping');
+});
+drop.addEventListener('dragleave', () => drop.classList.remove('dropping'));
+drop.addEventListener('drop', (e) => {
+  e.preventDefault();
+  drop.classList.remove('dropping');
+  for (const f of e.dataTransfer?.files || []) {
+    if (/^(audio|video)\//.test(f.type)) onRecordingFile(f);
+    else onTranscriptFile(f);
+  }
+});
 // an edited text box is the source of the chunks again
 $('chunks').addEventListener('input', () => { state.imported = null; });
 $('copy').addEventListener('click', onCopy);

@@ -195,6 +195,15 @@ test('demo: a transcript file in, cited words highlighted in the transcript pane
   await page.keyboard.press('Enter');
   const other = marks.find((m) => m.claim === '1').seconds;
   await page.waitForFunction((s) => Math.abs(document.querySelector('#media').currentTime - s) < 0.01, other, { timeout: 10_000 });
+  // dropping a file on the input panel reads it the same way (here the Zoom-style VTT)
+  const zoom = readFileSync(path.join(ROOT, 'tests/fixtures/transcripts/zoom.vtt'), 'utf8');
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'zoom.vtt', { type: 'text/vtt' }));
+    document.querySelector('.panel.inputs').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, zoom);
+  await page.waitForFunction(() => /zoom\.vtt: read as vtt/.test(document.querySelector('#transcript-status').textContent), null, { timeout: 30_000 });
+  assert.ok((await page.$$eval('#transcript .turn', (ts) => ts.length)) >= 1, 'the dropped transcript is shown');
   // the transcript went nowhere: no request after the page loaded the model
   assert.deepEqual(requests.slice(before).filter(network).map((r) => r.url), []);
   await page.close();

@@ -71,6 +71,11 @@ impl Format {
     }
 }
 
+/// Largest transcript read, in bytes: a 3-hour meeting as WhisperX JSON with word timings is about
+/// 2 MB, so 64 MiB is some 90 hours of talk; past it the input is not a meeting transcript, and a
+/// page would hold it several times over in memory while parsing.
+pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024 * 1024;
+
 /// A transcript that cannot be read. `code()` is stable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TranscriptError {
@@ -82,6 +87,8 @@ pub enum TranscriptError {
     Cue { format: &'static str, line: usize, message: String },
     #[error("transcript has no speech (no segments or cues with text)")]
     Empty,
+    #[error("the transcript is too large: {size} bytes, limit {limit}")]
+    TooLarge { size: usize, limit: usize },
     #[error("chunk options: {0}")]
     Options(String),
     /// chunk JSON passed through: the chunk reader's own error and code (`invalid_json`, ...)
@@ -96,6 +103,7 @@ impl TranscriptError {
             TranscriptError::Json { .. } => "transcript_json",
             TranscriptError::Cue { .. } => "transcript_cue",
             TranscriptError::Empty => "transcript_empty",
+            TranscriptError::TooLarge { .. } => "too_large",
             TranscriptError::Options(_) => "chunk_options",
             TranscriptError::Chunks(e) => e.code(),
         }
@@ -183,6 +191,9 @@ fn warn(out: &mut Vec<Warning>, code: &str, count: usize, message: String) {
 }
 
 fn import_inner(text: &str, format: Format, recording_start: Option<&str>, warnings: &mut Vec<Warning>) -> Result<Vec<Segment>, TranscriptError> {
+    if text.len() > MAX_TRANSCRIPT_BYTES {
+        return Err(TranscriptError::TooLarge { size: text.len(), limit: MAX_TRANSCRIPT_BYTES });
+    }
     let mut segs = match format {
         Format::GoogleMeet => google_meet(text, recording_start)?,
         Format::WhisperX => whisperx(text, "whisperx", warnings)?,
@@ -998,6 +1009,9 @@ pub struct Chunked {
 /// Read a transcript (`format`: a [`Format::name`], or `None`/`"auto"` to detect it) and chunk it;
 /// chunk JSON passes through as it is. What the CLI's `chunk` and JS `chunkTranscript` call.
 pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -> Result<Chunked, TranscriptError> {
+    if text.len() > MAX_TRANSCRIPT_BYTES {
+        return Err(TranscriptError::TooLarge { size: text.len(), limit: MAX_TRANSCRIPT_BYTES });
+    }
     let format = match format.unwrap_or("auto") {
         "auto" => detect(text)?,
         name => Format::from_name(name).ok_or_else(|| {

@@ -433,3 +433,15 @@ fn repairs_are_reported_as_warnings() {
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("warning [out_of_order]"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The documented size limit: a larger input is a `too_large` error before anything is parsed.
+#[test]
+fn transcripts_past_the_size_limit_are_refused() {
+    use meetcite::transcript::{chunk_transcript, MAX_TRANSCRIPT_BYTES};
+    let mut big = String::from("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n");
+    big.push_str(&"x".repeat(MAX_TRANSCRIPT_BYTES));
+    let e = chunk_transcript(&big, None, &opts("m")).unwrap_err();
+    assert_eq!(e.code(), "too_large");
+    assert!(e.to_string().contains(&MAX_TRANSCRIPT_BYTES.to_string()), "{e}");
+    assert_eq!(import(&big, Format::Vtt).unwrap_err().code(), "too_large");
+}

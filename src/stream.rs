@@ -36,6 +36,13 @@ pub struct StreamOptions {
     pub premise_tokens: usize,
 }
 
+impl StreamOptions {
+    /// These options with the model `nli`.
+    pub fn with_nli(self, nli: Option<&dyn Entail>) -> VerifyOptions<'_> {
+        VerifyOptions { policy: self.policy, matching: self.matching, nli, premise_tokens: self.premise_tokens }
+    }
+}
+
 impl From<&VerifyOptions<'_>> for StreamOptions {
     fn from(o: &VerifyOptions<'_>) -> Self {
         StreamOptions { policy: o.policy, matching: o.matching, premise_tokens: o.premise_tokens }
@@ -103,18 +110,7 @@ impl Entail for Keeping<'_> {
         }
         Ok(probs)
     }
-    fn thresholds(&self) -> Thresholds {
-        self.inner.thresholds()
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
-    fn max_length(&self) -> usize {
-        self.inner.max_length()
-    }
-    fn support(&self) -> &SupportConfig {
-        self.inner.support()
-    }
+    crate::verify::limits_from_inner!();
 }
 
 /// Verifies an answer while it arrives. `push` each piece as it comes (any split, even inside a
@@ -207,12 +203,7 @@ impl<N: Entail> StreamVerifier<N> {
             let mut w = match &c {
                 Err(e) => unparsable(e),
                 Ok(c) => {
-                    let opts = VerifyOptions {
-                        policy: self.opts.policy,
-                        matching: self.opts.matching,
-                        nli: self.nli.as_ref().map(|n| n as &dyn Entail),
-                        premise_tokens: self.opts.premise_tokens,
-                    };
+                    let opts = self.opts.with_nli(self.nli.as_ref().map(|n| n as &dyn Entail));
                     check_claim(c, &self.sources, &self.hay, &mut self.elsewhere, &self.speakers, &opts)
                 }
             };
@@ -232,12 +223,7 @@ impl<N: Entail> StreamVerifier<N> {
     /// whole text is not a readable answer), and the events that the end changes (see the module).
     pub fn finish(self) -> Result<Finished, VerifyError> {
         let pre = self.nli.as_ref().map(|n| Precomputed::new(n, self.scored));
-        let opts = VerifyOptions {
-            policy: self.opts.policy,
-            matching: self.opts.matching,
-            nli: pre.as_ref().map(|p| p as &dyn Entail),
-            premise_tokens: self.opts.premise_tokens,
-        };
+        let opts = self.opts.with_nli(pre.as_ref().map(|p| p as &dyn Entail));
         let report = verify(&self.text, &self.sources, &opts)?;
         let mut events = Vec::new();
         let mut final_index: BTreeMap<usize, &ClaimVerdict> = BTreeMap::new();

@@ -76,6 +76,14 @@ impl Format {
 /// page would hold it several times over in memory while parsing.
 pub const MAX_TRANSCRIPT_BYTES: usize = 64 * 1024 * 1024;
 
+/// [`MAX_TRANSCRIPT_BYTES`]: checked before anything is parsed (`detect` parses JSON whole).
+fn check_size(text: &str) -> Result<(), TranscriptError> {
+    match text.len() {
+        n if n > MAX_TRANSCRIPT_BYTES => Err(TranscriptError::TooLarge { size: n, limit: MAX_TRANSCRIPT_BYTES }),
+        _ => Ok(()),
+    }
+}
+
 /// A transcript that cannot be read. `code()` is stable.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TranscriptError {
@@ -191,9 +199,7 @@ fn warn(out: &mut Vec<Warning>, code: &str, count: usize, message: String) {
 }
 
 fn import_inner(text: &str, format: Format, recording_start: Option<&str>, warnings: &mut Vec<Warning>) -> Result<Vec<Segment>, TranscriptError> {
-    if text.len() > MAX_TRANSCRIPT_BYTES {
-        return Err(TranscriptError::TooLarge { size: text.len(), limit: MAX_TRANSCRIPT_BYTES });
-    }
+    check_size(text)?;
     let mut segs = match format {
         Format::GoogleMeet => google_meet(text, recording_start)?,
         Format::WhisperX => whisperx(text, "whisperx", warnings)?,
@@ -794,6 +800,22 @@ fn word_count(s: &str) -> usize {
     s.split_whitespace().count()
 }
 
+/// Where each word is in `text`: found in order, each after the one before (a word not found, or
+/// empty, is `None` and moves nothing).
+fn word_offsets(text: &str, words: &[Word]) -> Vec<Option<usize>> {
+    let mut cursor = 0;
+    words
+        .iter()
+        .map(|w| {
+            let at = (!w.word.is_empty()).then(|| text[cursor..].find(w.word.as_str()).map(|p| cursor + p)).flatten();
+            if let Some(o) = at {
+                cursor = o + w.word.len();
+            }
+            at
+        })
+        .collect()
+}
+
 /// Byte ranges of `text`'s sentences (each ends after `.`, `?`, `!` or `…` followed by a space,
 /// closing quotes and brackets included), covering the text.
 fn sentence_ranges(text: &str) -> Vec<(usize, usize)> {
@@ -863,17 +885,16 @@ fn split_long(s: &Segment, max_words: usize) -> Vec<Segment> {
         }
     }
     // each word to the piece its text is in (a word not found stays with the one before it)
-    let mut cursor = 0;
-    let mut owner = Vec::with_capacity(s.words.len());
     let mut last = 0;
-    for w in &s.words {
-        if let Some(p) = (!w.word.is_empty()).then(|| text[cursor..].find(w.word.as_str())).flatten() {
-            let at = cursor + p;
-            cursor = at + w.word.len();
-            last = pieces.iter().rposition(|&(a, _)| a <= at).unwrap_or(0);
-        }
-        owner.push(last);
-    }
+    let owner: Vec<usize> = word_offsets(text, &s.words)
+        .into_iter()
+        .map(|at| {
+            if let Some(at) = at {
+                last = pieces.iter().rposition(|&(a, _)| a <= at).unwrap_or(0);
+            }
+            last
+        })
+        .collect();
     let dur = s.end - s.start;
     let len = text.len().max(1) as f64;
     pieces
@@ -962,13 +983,8 @@ pub fn chunk_segments(segs: &[Segment], opts: &ChunkOptions) -> Result<Vec<Chunk
                 let seg_at = text.len();
                 text.push_str(s.text.trim());
                 // word offsets: each word found in order inside its segment's text
-                let mut cursor = seg_at;
-                for w in &s.words {
-                    let offset = (!w.word.is_empty()).then(|| text[cursor..].find(w.word.as_str()).map(|p| cursor + p)).flatten();
-                    if let Some(o) = offset {
-                        cursor = o + w.word.len();
-                    }
-                    cw.push(Word { word: w.word.clone(), start: w.start, end: w.end, offset });
+                for (w, at) in s.words.iter().zip(word_offsets(&text[seg_at..], &s.words)) {
+                    cw.push(Word { word: w.word.clone(), start: w.start, end: w.end, offset: at.map(|o| seg_at + o) });
                 }
             }
             let (start, end) = (t.segs[0].start, t.segs.iter().map(|s| s.end).fold(f64::MIN, f64::max));
@@ -1009,9 +1025,7 @@ pub struct Chunked {
 /// Read a transcript (`format`: a [`Format::name`], or `None`/`"auto"` to detect it) and chunk it;
 /// chunk JSON passes through as it is. What the CLI's `chunk` and JS `chunkTranscript` call.
 pub fn chunk_transcript(text: &str, format: Option<&str>, opts: &ChunkOptions) -> Result<Chunked, TranscriptError> {
-    if text.len() > MAX_TRANSCRIPT_BYTES {
-        return Err(TranscriptError::TooLarge { size: text.len(), limit: MAX_TRANSCRIPT_BYTES });
-    }
+    check_size(text)?;
     let format = match format.unwrap_or("auto") {
         "auto" => detect(text)?,
         name => Format::from_name(name).ok_or_else(|| {

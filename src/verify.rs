@@ -51,6 +51,26 @@ pub trait Entail {
     fn support(&self) -> &SupportConfig;
 }
 
+/// The four methods of [`Entail`] that a wrapper (`Precomputed`, the plan's recorder, a stream's
+/// score keeper) takes unchanged from the model it wraps, `self.inner`.
+macro_rules! limits_from_inner {
+    () => {
+        fn thresholds(&self) -> $crate::verify::Thresholds {
+            self.inner.thresholds()
+        }
+        fn count_tokens(&self, text: &str) -> usize {
+            self.inner.count_tokens(text)
+        }
+        fn max_length(&self) -> usize {
+            self.inner.max_length()
+        }
+        fn support(&self) -> &$crate::support::SupportConfig {
+            self.inner.support()
+        }
+    };
+}
+pub(crate) use limits_from_inner;
+
 // A model behind a reference or a shared pointer is a model: `StreamVerifier` owns its `N`
 // (`&NliModel` natively, `Rc<NliModel>` in the wasm bindings, whose objects cannot borrow).
 macro_rules! entail_through {
@@ -122,18 +142,7 @@ impl Entail for Precomputed<'_> {
             })
             .collect()
     }
-    fn thresholds(&self) -> Thresholds {
-        self.inner.thresholds()
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
-    fn max_length(&self) -> usize {
-        self.inner.max_length()
-    }
-    fn support(&self) -> &SupportConfig {
-        self.inner.support()
-    }
+    limits_from_inner!();
 }
 
 /// Records the pairs it is asked to score and answers "neutral" (nothing entailed).
@@ -147,18 +156,7 @@ impl Entail for Recorder<'_> {
         self.pairs.borrow_mut().extend(pairs.iter().map(|(p, h)| (p.to_string(), h.to_string())));
         Ok(vec![Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }; pairs.len()])
     }
-    fn thresholds(&self) -> Thresholds {
-        self.inner.thresholds()
-    }
-    fn count_tokens(&self, text: &str) -> usize {
-        self.inner.count_tokens(text)
-    }
-    fn max_length(&self) -> usize {
-        self.inner.max_length()
-    }
-    fn support(&self) -> &SupportConfig {
-        self.inner.support()
-    }
+    limits_from_inner!();
 }
 
 /// The (premise, hypothesis) pairs that `verify` with `opts` scores in its main NLI pass, without

@@ -21,7 +21,7 @@ use crate::quote::MatchOptions;
 use crate::render::RenderOptions;
 use crate::report::Report;
 use crate::stream::{StreamOptions, StreamVerifier};
-use crate::verify::{Entail, Policy, Precomputed, ScoredPair, VerifyOptions};
+use crate::verify::{Entail, Policy, Precomputed, ScoredPair};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
@@ -339,7 +339,7 @@ fn verify_with(answer: &JsValue, sources: &JsValue, opts: Option<JsValue>, nli: 
     let so = o.settings();
     let pre = nli.zip(o.scores).map(|(inner, scores)| Precomputed::new(inner, scores));
     let nli = pre.as_ref().map(|p| p as &dyn Entail).or(nli);
-    let vo = VerifyOptions { policy: so.policy, matching: so.matching, nli, premise_tokens: so.premise_tokens };
+    let vo = so.with_nli(nli);
     if plan_only {
         return to_js(&crate::verify::nli_plan(&answer, &sources, &vo).map_err(|e| core_err(e.code(), e))?);
     }

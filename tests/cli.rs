@@ -92,10 +92,8 @@ fn score_command_gives_the_support_score_as_verify_would() {
 
 #[test]
 fn chunk_command_reads_a_transcript_and_its_chunks_verify() {
-    let (code, out, err) = cli(&[
-        "chunk",
-        "--transcript",
-        "tests/fixtures/transcripts/teams.vtt",
+    // the meeting's metadata, the same for `chunk` and for `verify --transcript`
+    let meta = [
         "--meeting-id",
         "pricing-0503",
         "--title",
@@ -104,7 +102,8 @@ fn chunk_command_reads_a_transcript_and_its_chunks_verify() {
         "2024-05-03",
         "--recording-url",
         "https://recordings.example.com/pricing-0503.mp4",
-    ]);
+    ];
+    let (code, out, err) = cli(&[&["chunk", "--transcript", "tests/fixtures/transcripts/teams.vtt"][..], &meta].concat());
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("read as vtt (auto)"), "{err}");
     let chunks = meetcite::parse_chunks(&out).expect("the output is chunk JSON meetcite reads");
@@ -133,26 +132,13 @@ fn chunk_command_reads_a_transcript_and_its_chunks_verify() {
     assert!(out.contains("Pricing review, 3 May, 10:17, Luis Vega"), "{out}");
     assert!(out.contains("pricing-0503.mp4"), "{out}");
     // the same in one step: verify reads the transcript itself (same chunk options)
+    let answer = dir.join("answer.json");
     let (code, direct, err) = cli(&[
-        "verify",
-        "--no-nli",
-        "--transcript",
-        "tests/fixtures/transcripts/teams.vtt",
-        "--transcript-format",
-        "vtt",
-        "--meeting-id",
-        "pricing-0503",
-        "--title",
-        "Pricing review",
-        "--date",
-        "2024-05-03",
-        "--recording-url",
-        "https://recordings.example.com/pricing-0503.mp4",
-        "--answer",
-        dir.join("answer.json").to_str().unwrap(),
-        "--format",
-        "markdown",
-    ]);
+        &["verify", "--no-nli", "--transcript", "tests/fixtures/transcripts/teams.vtt", "--transcript-format", "vtt"][..],
+        &meta,
+        &["--answer", answer.to_str().unwrap(), "--format", "markdown"],
+    ]
+    .concat());
     assert_eq!(code, 0, "{err}");
     assert_eq!(direct, out);
     let (code, ctx, _) = cli(&["context", "--transcript", "tests/fixtures/transcripts/zoom.vtt", "--meeting-id", "z", "--date", "2024-05-03"]);

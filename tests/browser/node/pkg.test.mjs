@@ -19,6 +19,14 @@ before(async () => {
   m.initSync({ module: bytes });
 });
 
+const MODELS = path.join(ROOT, 'models');
+// the shipped model, as the package's users load it (bytes of the three files)
+const loadShipped = () => m.Verifier.load({
+  model: readFileSync(path.join(MODELS, 'nli-minilm-l6-int8.onnx')),
+  tokenizer: readFileSync(path.join(MODELS, 'tokenizer.json')),
+  config: readFileSync(path.join(MODELS, 'config.json')),
+});
+
 const EMOJI_TEXT = 'Dana: 🎉 great news 👍🏽 — we agreed on a ten percent discount for annual plans. Luis: ok.';
 
 function chunk(over = {}) {
@@ -355,13 +363,8 @@ test('verify the pricing example without a model: history, numbers, speakers, un
 });
 
 test('verify the shipped example with the NLI model (Verifier)', { skip: !existsSync(CHUNKS) && 'no example fixture', timeout: 600_000 }, async () => {
-  const models = path.join(ROOT, 'models');
   const t0 = performance.now();
-  const v = await m.Verifier.load({
-    model: readFileSync(path.join(models, 'nli-minilm-l6-int8.onnx')),
-    tokenizer: readFileSync(path.join(models, 'tokenizer.json')),
-    config: readFileSync(path.join(models, 'config.json')),
-  });
+  const v = await loadShipped();
   const t1 = performance.now();
   assert.equal(v.config.max_length, 256);
   // the example answers number sources in file (= date) order
@@ -387,7 +390,7 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
   assert.ok(Math.abs(probs[0].entailment + probs[0].neutral + probs[0].contradiction - 1) < 1e-3);
   // tract in wasm computes the same function as onnxruntime without graph optimisation (the pinned
   // pairs of the native parity test, one pair at a time as they were made)
-  const pinned = readFileSync(path.join(models, 'eval/parity_pairs.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  const pinned = readFileSync(path.join(MODELS, 'eval/parity_pairs.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
   assert.equal(pinned.length, 20);
   let maxDiff = 0;
   for (const p of pinned) {
@@ -433,12 +436,7 @@ test('stream without a model: verdicts before the answer ends, UTF-16 spans, fin
 });
 
 test('stream with the NLI model (Verifier#stream): scored verdicts as claims complete, finish equals verify', { skip: !existsSync(fixture('pricing_chunks.json')) && 'no fixture', timeout: 600_000 }, async () => {
-  const models = path.join(ROOT, 'models');
-  const v = await m.Verifier.load({
-    model: readFileSync(path.join(models, 'nli-minilm-l6-int8.onnx')),
-    tokenizer: readFileSync(path.join(models, 'tokenizer.json')),
-    config: readFileSync(path.join(models, 'config.json')),
-  });
+  const v = await loadShipped();
   const ctx = m.buildContext(readFileSync(fixture('pricing_chunks.json'), 'utf8'), { order: 'date' });
   const answer = readFileSync(fixture('pricing_answer.json'), 'utf8');
   const s = v.stream(ctx.sources, {});
@@ -569,12 +567,7 @@ function readAnswer(file) {
 }
 
 test('plan + score + verify({scores}) gives the plain verify report; premise_tokens shortens premises', { skip: !existsSync(fixture('qmsum_chunks.json')) && 'no qmsum fixture', timeout: 600_000 }, async () => {
-  const models = path.join(ROOT, 'models');
-  const v = await m.Verifier.load({
-    model: readFileSync(path.join(models, 'nli-minilm-l6-int8.onnx')),
-    tokenizer: readFileSync(path.join(models, 'tokenizer.json')),
-    config: readFileSync(path.join(models, 'config.json')),
-  });
+  const v = await loadShipped();
   try {
     const ctx = m.buildContext(readFileSync(fixture('qmsum_chunks.json'), 'utf8'), { order: 'date' });
     const answer = readAnswer(fixture('qmsum_answer.json'));

@@ -45,11 +45,25 @@ pub use crate::verify::{Probs, Thresholds};
 pub struct NliConfig {
     #[serde(default)]
     pub name: String,
+    /// The model family (`bert`, `roberta`, `deberta`, `deberta-v2`, `electra`): what
+    /// `models/export_hf.py` exported and the tests pin against PyTorch. Absent: `bert`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
+    pub architecture: Option<String>,
     #[serde(default = "default_max_length")]
     pub max_length: usize,
     pub id2label: BTreeMap<String, String>,
+    /// The graph's inputs by name, each one of `input_ids`, `attention_mask`, `token_type_ids`.
     #[serde(default = "default_inputs")]
     pub inputs: Vec<String>,
+    /// The graph output holding the logits, `[batch, labels]`.
+    #[serde(default = "default_output")]
+    pub output: String,
+    /// Token id for padding when pairs share a batch (BERT 0, RoBERTa 1). Absent: the
+    /// tokenizer's `[PAD]` / `<pad>` token, else 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "wasm", tsify(type = "number | null"))]
+    pub pad_token_id: Option<u32>,
     #[serde(default)]
     pub thresholds: Thresholds,
     #[serde(default)]
@@ -70,14 +84,62 @@ fn default_max_length() -> usize {
 fn default_inputs() -> Vec<String> {
     vec!["input_ids".into(), "attention_mask".into(), "token_type_ids".into()]
 }
+fn default_output() -> String {
+    "logits".into()
+}
+
+/// The families `models/export_hf.py` exports and `tests/families.rs` pins against PyTorch and
+/// onnxruntime. DeBERTa v1 is refused at load: tract mis-evaluates its relative-position slice
+/// (see [`NliModel::from_bytes`]); DeBERTa v2/v3 runs.
+pub const ARCHITECTURES: &[&str] = &["bert", "roberta", "deberta-v2", "electra"];
+
+/// Where each class sits in the model's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Labels {
+    /// 3-way NLI: the logit index of entailment, neutral, contradiction.
+    Nli([usize; 3]),
+    /// 2-way checker: the logit index of supported and of not supported. Mapped to
+    /// `Probs { entailment: p(supported), neutral: p(not supported), contradiction: 0 }`, so
+    /// the decision rule and the support score read it as an entailment probability and a
+    /// 2-way model never "contradicts".
+    Check { supported: usize, unsupported: usize },
+}
+
+impl Labels {
+    fn len(&self) -> usize {
+        match self {
+            Labels::Nli(_) => 3,
+            Labels::Check { .. } => 2,
+        }
+    }
+
+    fn probs(&self, logits: &[f64]) -> Probs {
+        let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let ex: Vec<f64> = logits.iter().map(|x| (x - mx).exp()).collect();
+        let sum: f64 = ex.iter().sum();
+        match *self {
+            Labels::Nli(o) => Probs { entailment: ex[o[0]] / sum, neutral: ex[o[1]] / sum, contradiction: ex[o[2]] / sum },
+            Labels::Check { supported, unsupported } => Probs { entailment: ex[supported] / sum, neutral: ex[unsupported] / sum, contradiction: 0.0 },
+        }
+    }
+}
+
+/// One input of the graph, fed from the tokenizer's encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Feed {
+    Ids,
+    Mask,
+    Types,
+}
 
 pub struct NliModel {
     plan: Arc<TypedRunnableModel>,
     tokenizer: Tokenizer,
     config: NliConfig,
-    /// logit index of entailment, neutral, contradiction
-    order: [usize; 3],
-    n_inputs: usize,
+    labels: Labels,
+    /// the graph's inputs, in its order
+    feeds: Vec<Feed>,
+    pad_id: i64,
     support: crate::support::SupportConfig,
     /// Pairs per model run (default 1). With 1, a pair's probabilities depend on that pair alone,
     /// bit for bit; in a batch, the padding to the longest pair and the batch's shape change the
@@ -96,35 +158,62 @@ impl std::fmt::Debug for NliModel {
     }
 }
 
-fn label_order(id2label: &BTreeMap<String, String>) -> Result<[usize; 3], NliError> {
-    if id2label.len() != 3 {
-        return Err(NliError::Config(format!("id2label must have 3 labels, found {}", id2label.len())));
+/// What a label's name means: 0 entailment / supported, 1 neutral, 2 contradiction, 3 not
+/// supported. The spellings of published NLI and fact-checking heads (MNLI's, RTE's
+/// `not_entailment`, MiniCheck-style supported / unsupported); anything else is refused rather
+/// than guessed, so a model whose labels are `LABEL_0`, `LABEL_1` never gets its outputs read in
+/// the wrong order.
+fn label_slot(name: &str) -> Option<usize> {
+    match name.trim().to_ascii_lowercase().replace(['-', ' '], "_").as_str() {
+        "entailment" | "entails" | "entailed" | "supported" | "support" | "consistent" | "faithful" => Some(0),
+        "neutral" => Some(1),
+        "contradiction" | "contradicts" | "contradicted" => Some(2),
+        "not_entailment" | "non_entailment" | "not_entailed" | "unsupported" | "not_supported" | "inconsistent" | "hallucinated" => Some(3),
+        _ => None,
     }
-    let mut order = [usize::MAX; 3];
-    for (k, v) in id2label {
-        let i: usize = k.parse().map_err(|_| NliError::Config(format!("id2label key {k:?} is not an index")))?;
-        if i > 2 {
-            return Err(NliError::Config(format!("id2label index {i} out of range 0..2")));
-        }
-        let slot = match v.to_ascii_lowercase().as_str() {
-            "entailment" | "entails" | "entailed" => 0,
-            "neutral" => 1,
-            "contradiction" | "contradicts" => 2,
-            other => return Err(NliError::Config(format!("unknown label {other:?} in id2label (expected entailment, neutral, contradiction)"))),
-        };
-        if order[slot] != usize::MAX {
-            return Err(NliError::Config(format!("label {v:?} appears twice in id2label")));
-        }
-        order[slot] = i;
-    }
-    Ok(order)
 }
 
-/// Vocabulary size of a BERT-family ONNX: the first dimension of its largest 2-D initializer
-/// (the word-embedding table).
+fn labels(id2label: &BTreeMap<String, String>) -> Result<Labels, NliError> {
+    let n = id2label.len();
+    if !(2..=3).contains(&n) {
+        return Err(NliError::Config(format!(
+            "id2label: {n} labels; meetcite takes 3-way NLI (entailment, neutral, contradiction) or 2-way checkers (supported, unsupported)"
+        )));
+    }
+    let mut at = [usize::MAX; 4];
+    for (k, v) in id2label {
+        let i: usize = k.parse().map_err(|_| NliError::Config(format!("id2label: key {k:?} is not an output index")))?;
+        if i >= n {
+            return Err(NliError::Config(format!("id2label: index {i} out of range 0..{}", n - 1)));
+        }
+        let slot = label_slot(v).ok_or_else(|| {
+            NliError::Config(format!(
+                "id2label: label {i} is {v:?}, which meetcite cannot read (3-way: entailment, neutral, contradiction; 2-way: supported, unsupported); name the labels in config.json or export with models/export_hf.py --labels"
+            ))
+        })?;
+        if at[slot] != usize::MAX {
+            return Err(NliError::Config(format!("id2label: {v:?} means the same as label {}", at[slot])));
+        }
+        at[slot] = i;
+    }
+    match (n, at) {
+        (3, [e, nt, c, usize::MAX]) if e != usize::MAX && nt != usize::MAX && c != usize::MAX => Ok(Labels::Nli([e, nt, c])),
+        (2, [s, usize::MAX, usize::MAX, u]) if s != usize::MAX && u != usize::MAX => Ok(Labels::Check { supported: s, unsupported: u }),
+        _ => Err(NliError::Config(format!(
+            "id2label: {:?} is neither entailment / neutral / contradiction nor supported / unsupported",
+            id2label.values().collect::<Vec<_>>()
+        ))),
+    }
+}
+
+/// Vocabulary size of a BERT-family ONNX: the rows of the table `input_ids` indexes (a `Gather`
+/// reading the graph input), else of the largest 2-D initializer. Run after
+/// [`fold_weight_dequantize`], so an int8 table is an initializer too.
 fn onnx_vocab_size(proto: &tract_onnx::pb::ModelProto) -> Option<usize> {
     let g = proto.graph.as_ref()?;
-    g.initializer.iter().filter(|t| t.dims.len() == 2).max_by_key(|t| t.dims[0] * t.dims[1]).map(|t| t.dims[0] as usize)
+    let rows = |name: &str| g.initializer.iter().find(|t| t.name == name && t.dims.len() == 2).map(|t| t.dims[0] as usize);
+    let gathered = g.node.iter().filter(|n| n.op_type == "Gather" && n.input.get(1).is_some_and(|i| i == "input_ids")).find_map(|n| rows(&n.input[0]));
+    gathered.or_else(|| g.initializer.iter().filter(|t| t.dims.len() == 2).max_by_key(|t| t.dims[0] * t.dims[1]).map(|t| t.dims[0] as usize))
 }
 
 /// Replace each `DequantizeLinear` of constant int8/uint8 weights (the weight-only int8 form the
@@ -223,6 +312,34 @@ pub fn not_html_or_empty(bytes: &[u8], what: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The graph's inputs in its order, each matched to what feeds it; they must be the ones
+/// `config.inputs` lists.
+fn graph_feeds(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result<Vec<Feed>, NliError> {
+    let g = proto.graph.as_ref().ok_or_else(|| NliError::Model("the ONNX file has no graph".into()))?;
+    let inits: std::collections::HashSet<&str> = g.initializer.iter().map(|t| t.name.as_str()).collect();
+    let names: Vec<&str> = g.input.iter().map(|i| i.name.as_str()).filter(|n| !inits.contains(n)).collect();
+    let feed = |n: &str| match n {
+        "input_ids" => Some(Feed::Ids),
+        "attention_mask" => Some(Feed::Mask),
+        "token_type_ids" => Some(Feed::Types),
+        _ => None,
+    };
+    if let Some(bad) = config.inputs.iter().find(|n| feed(n).is_none()) {
+        return Err(NliError::Config(format!("inputs: {bad:?} is not one meetcite feeds (input_ids, attention_mask, token_type_ids)")));
+    }
+    let mut listed: Vec<&str> = config.inputs.iter().map(String::as_str).collect();
+    let mut have = names.clone();
+    listed.sort_unstable();
+    have.sort_unstable();
+    if listed != have {
+        return Err(NliError::Mismatch(format!("inputs: the model's inputs are {names:?}, config.json lists {:?}", config.inputs)));
+    }
+    if !names.contains(&"input_ids") {
+        return Err(NliError::Config("inputs: the model has no input_ids".into()));
+    }
+    Ok(names.into_iter().filter_map(feed).collect())
+}
+
 impl NliModel {
     /// Load from the bytes of the ONNX file, `tokenizer.json` and `config.json`.
     pub fn from_bytes(model: &[u8], tokenizer: &[u8], config: &[u8]) -> Result<Self, NliError> {
@@ -232,7 +349,15 @@ impl NliModel {
         not_html_or_empty(tokenizer, "tokenizer.json").map_err(NliError::Tokenizer)?;
         not_html_or_empty(config, "config.json").map_err(NliError::Config)?;
         let config: NliConfig = serde_json::from_slice(config).map_err(|e| NliError::Config(e.to_string()))?;
-        let order = label_order(&config.id2label)?;
+        let labels = labels(&config.id2label)?;
+        if let Some(a) = config.architecture.as_deref().filter(|a| !ARCHITECTURES.contains(a)) {
+            let why = if a == "deberta" {
+                "DeBERTa v1's relative-position slice is mis-evaluated by tract 0.23 (its bounds are symbolic); DeBERTa v2/v3 works"
+            } else {
+                "meetcite has not been tested with it"
+            };
+            return Err(NliError::Config(format!("architecture: {a:?} is not supported ({why}); supported: {}", ARCHITECTURES.join(", "))));
+        }
         let support = match &config.support {
             Some(sc) => {
                 sc.validate().map_err(NliError::Config)?;
@@ -241,7 +366,7 @@ impl NliModel {
             None => crate::support::SupportConfig::nli_only(config.thresholds.entailment),
         };
         if config.max_length < 16 || config.max_length > 4096 {
-            return Err(NliError::Config(format!("max_length {} outside 16..4096", config.max_length)));
+            return Err(NliError::Config(format!("max_length: {} outside 16..4096", config.max_length)));
         }
         let mut tok = Tokenizer::from_bytes(tokenizer).map_err(|e| NliError::Tokenizer(e.to_string()))?;
         tok.with_padding(None);
@@ -252,32 +377,41 @@ impl NliModel {
             direction: TruncationDirection::Right,
         }))
         .map_err(|e| NliError::Tokenizer(e.to_string()))?;
+        let pad_id = config.pad_token_id.or_else(|| tok.token_to_id("[PAD]")).or_else(|| tok.token_to_id("<pad>")).unwrap_or(0) as i64;
         let onnx = tract_onnx::onnx();
-        let proto = onnx.proto_model_for_read(&mut std::io::Cursor::new(model)).map_err(|e| NliError::Model(format!("not a readable ONNX file: {e}")))?;
+        let mut proto = onnx.proto_model_for_read(&mut std::io::Cursor::new(model)).map_err(|e| NliError::Model(format!("not a readable ONNX file: {e}")))?;
+        fold_weight_dequantize(&mut proto);
         let vocab = tok.get_vocab_size(true);
         match onnx_vocab_size(&proto) {
             Some(v) if vocab > v => return Err(NliError::Mismatch(format!("tokenizer has {vocab} tokens, the model's embedding table {v}"))),
             None => return Err(NliError::Model("no embedding table found in the ONNX graph".into())),
             _ => {}
         }
-        let mut proto = proto;
-        fold_weight_dequantize(&mut proto);
+        let feeds = graph_feeds(&proto, &config)?;
         let mut m = onnx.model_for_proto_model(&proto).map_err(|e| NliError::Model(format!("{e:#}")))?;
-        let n_inputs = m.input_outlets().map_err(|e| NliError::Model(e.to_string()))?.len();
-        if n_inputs != config.inputs.len() || !(2..=3).contains(&n_inputs) {
-            return Err(NliError::Mismatch(format!("model has {n_inputs} inputs, config lists {:?}", config.inputs)));
+        let outputs = proto.graph.as_ref().map(|g| g.output.iter().map(|o| o.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
+        if !outputs.contains(&config.output) {
+            return Err(NliError::Config(format!("output: the model has no output {:?}; its outputs are {outputs:?}", config.output)));
+        }
+        if outputs.len() > 1 {
+            m.select_outputs_by_name([config.output.as_str()]).map_err(|e| NliError::Model(e.to_string()))?;
         }
         let b = m.sym("batch");
         let s = m.sym("seq");
-        for i in 0..n_inputs {
+        // A pair is never longer than max_length (the premise is truncated, a longer claim is an
+        // error). Telling tract so lets it prove bounds such as DeBERTa's `512 - seq` are not
+        // negative; without it, a slice bound it cannot sign is taken for a negative index and
+        // wrapped.
+        m.symbols.add_assertion(format!("seq <= {}", config.max_length)).map_err(|e| NliError::Model(e.to_string()))?;
+        for i in 0..feeds.len() {
             m.set_input_fact(i, InferenceFact::dt_shape(i64::datum_type(), tvec![b.to_dim(), s.to_dim()])).map_err(|e| NliError::Model(e.to_string()))?;
         }
         let plan = m.into_optimized().and_then(|m| m.into_runnable()).map_err(|e| NliError::Model(format!("{e:#}")))?;
-        let me = NliModel { plan, tokenizer: tok, config, order, n_inputs, support, batch_size: 1 };
-        // a smoke run: the output must be [1, 3]
+        let me = NliModel { plan, tokenizer: tok, config, labels, feeds, pad_id, support, batch_size: 1 };
+        // a smoke run: one row of as many scores as id2label names
         let p = me.score(&[("The meeting started.", "A meeting started.")])?;
         if p.len() != 1 || !p[0].entailment.is_finite() {
-            return Err(NliError::Model("the model does not produce 3 class scores".into()));
+            return Err(NliError::Model("the model's smoke run gave no finite scores".into()));
         }
         Ok(me)
     }
@@ -339,7 +473,7 @@ impl NliModel {
         for batch in batches {
             let len = batch.iter().map(|&i| encs[i].get_ids().len()).max().unwrap_or(1);
             let n = batch.len();
-            let mut ids = vec![0i64; n * len];
+            let mut ids = vec![self.pad_id; n * len];
             let mut mask = vec![0i64; n * len];
             let mut types = vec![0i64; n * len];
             for (r, &i) in batch.iter().enumerate() {
@@ -350,24 +484,30 @@ impl NliModel {
                     types[r * len + c] = t as i64;
                 }
             }
-            let mk = |v: Vec<i64>| -> Result<TValue, NliError> {
-                Ok(tract_ndarray::Array2::from_shape_vec((n, len), v).map_err(|e| NliError::Inference(e.to_string()))?.into_tensor().into_tvalue())
+            let mk = |v: &[i64]| -> Result<TValue, NliError> {
+                Ok(tract_ndarray::Array2::from_shape_vec((n, len), v.to_vec()).map_err(|e| NliError::Inference(e.to_string()))?.into_tensor().into_tvalue())
             };
-            let mut inputs: TVec<TValue> = tvec![mk(ids)?, mk(mask)?];
-            if self.n_inputs == 3 {
-                inputs.push(mk(types)?);
-            }
+            let inputs: TVec<TValue> = self
+                .feeds
+                .iter()
+                .map(|f| match f {
+                    Feed::Ids => mk(&ids),
+                    Feed::Mask => mk(&mask),
+                    Feed::Types => mk(&types),
+                })
+                .collect::<Result<_, _>>()?;
             let res = self.plan.run(inputs).map_err(|e| NliError::Inference(format!("{e:#}")))?;
             let logits = res[0].to_plain_array_view::<f32>().map_err(|e| NliError::Inference(e.to_string()))?;
-            if logits.shape() != [n, 3] {
-                return Err(NliError::Inference(format!("logits have shape {:?}, expected [{n}, 3]", logits.shape())));
+            let k = self.labels.len();
+            if logits.shape() != [n, k] {
+                return Err(NliError::Mismatch(format!(
+                    "id2label: the model gives logits of shape {:?}, id2label names {k} labels ([{n}, {k}] expected)",
+                    logits.shape()
+                )));
             }
             for (r, &i) in batch.iter().enumerate() {
-                let row: Vec<f64> = (0..3).map(|c| logits[[r, c]] as f64).collect();
-                let mx = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                let ex: Vec<f64> = row.iter().map(|x| (x - mx).exp()).collect();
-                let sum: f64 = ex.iter().sum();
-                out[i] = Probs { entailment: ex[self.order[0]] / sum, neutral: ex[self.order[1]] / sum, contradiction: ex[self.order[2]] / sum };
+                let row: Vec<f64> = (0..k).map(|c| logits[[r, c]] as f64).collect();
+                out[i] = self.labels.probs(&row);
             }
         }
         Ok(out)

@@ -8,6 +8,13 @@ export interface ModelSource {
   config: string | { readonly href: string } | Uint8Array | ArrayBuffer;
 }
 
+type Url = string | { readonly href: string };
+/**
+ * A model folder: its URL (`'/models/my-checker/'`), `{dir}`, or `{config}` alone as a URL; the
+ * folder's config.json names the model and tokenizer files (`model_file`, `tokenizer_file`).
+ */
+export type ModelFolder = Url | { dir: Url } | { config: Url; model?: undefined; tokenizer?: undefined };
+
 /** A progress event; sizes in bytes. `total` is null while the size is unknown. */
 export interface ModelProgress {
   file: 'model' | 'tokenizer' | 'config';
@@ -48,7 +55,17 @@ export interface LoadedModel { model: Uint8Array; tokenizer: Uint8Array; config:
  * network error, an HTML page or an empty file instead of a model file, a digest mismatch) or
  * `invalid_input`.
  */
-export declare function loadModel(source: ModelSource, options?: LoadModelOptions): Promise<LoadedModel>;
+export declare function loadModel(source: ModelSource | ModelFolder, options?: LoadModelOptions): Promise<LoadedModel>;
+/** What `modelFromFiles` returns: the bytes for `Verifier.load`, the model's name and total size. */
+export interface PickedModel { model: Uint8Array; tokenizer: Uint8Array; config: Uint8Array; name: string; bytes: number }
+/** A file of a picked folder (a DOM `File`: name, path in the folder, bytes). */
+export interface FolderFile { readonly name: string; readonly webkitRelativePath?: string; arrayBuffer(): Promise<ArrayBuffer> }
+/**
+ * The model files from a folder picked from disk (`<input type="file" webkitdirectory>`'s `files`,
+ * or dropped files): config.json names the other two. Rejects with `code` `invalid_input` naming
+ * what is missing. Nothing is uploaded.
+ */
+export declare function modelFromFiles(files: ArrayLike<FolderFile> | Iterable<FolderFile>): Promise<PickedModel>;
 /** Why `bytes` cannot be the model file `file` (empty, an HTML page), or null. */
 export declare function badModelFile(bytes: Uint8Array, file: string, contentType?: string): string | null;
 export declare const FILES: readonly ['model', 'tokenizer', 'config'];

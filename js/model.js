@@ -6,6 +6,8 @@
 //   const files = await loadModel({ model: '/m/nli.onnx', tokenizer: '/m/tokenizer.json', config: '/m/config.json' },
 //     { onProgress: (p) => console.log(p.overall.loaded, p.overall.total) });
 //   const verifier = await Verifier.load(files);
+//   await loadModel('/models/my-checker/');          // a folder: config.json names the other two files
+//   await modelFromFiles(input.files);               // a folder picked from disk (<input webkitdirectory>)
 //
 // Errors are `Error`s with a `code`: `model_fetch` (HTTP error, network error, an HTML page or an
 // empty file where a model file should be, bytes that do not match the expected digest) or
@@ -120,7 +122,9 @@ async function readBody(res, report, expected) {
 /**
  * Get the model files. `source`: `{model, tokenizer, config}`, each a URL (string or `URL`,
  * resolved against `options.baseUrl` or the page) or bytes (`Uint8Array`, `ArrayBuffer`; the
- * JSON files may also be strings). Options:
+ * JSON files may also be strings); or a model folder, as a URL (`'/models/my-checker/'`) or
+ * `{dir}`, or `{config}` alone as a URL: config.json is fetched first and its `model_file` and
+ * `tokenizer_file` (default `model.onnx`, `tokenizer.json`) are fetched beside it. Options:
  * - `onProgress({file, loaded, total, cached, overall: {loaded, total}})`: `total` is `null` when
  *   the size is unknown (no Content-Length and no `sizes`); `overall.total` is `null` until every
  *   file's size is known. Events are throttled to about one per 50 ms per file, plus the last one.
@@ -132,12 +136,30 @@ async function readBody(res, report, expected) {
  * Returns `{model, tokenizer, config}` as `Uint8Array`s, and `cached` (all from the cache).
  */
 export async function loadModel(source, options = {}) {
-  if (!source || typeof source !== 'object') throw coded('invalid_input', 'loadModel() takes {model, tokenizer, config} (URLs or bytes)');
   const { onProgress, cache = true, sizes = {}, sha256 = {}, signal, credentials = 'same-origin', baseUrl } = options || {};
+  const base = baseUrl ?? globalThis.location?.href;
+  // a folder (a URL, or {dir}) holding config.json: the config is fetched first and names the
+  // model and tokenizer files, as models/export_hf.py writes them
+  const dir = typeof source === 'string' || (isUrl(source) && !isBytes(source)) ? source : source?.dir;
+  if (dir != null) {
+    if (!isUrl(dir)) throw coded('invalid_input', 'loadModel(): the model folder must be a URL');
+    let folder;
+    try {
+      folder = new URL(String(dir.href ?? dir), base);
+    } catch {
+      throw coded('invalid_input', `loadModel(): the model folder is not a URL: ${dir}`);
+    }
+    if (!folder.pathname.endsWith('/')) folder.pathname += '/';
+    source = { config: new URL('config.json', folder).href };
+  }
+  if (!source || typeof source !== 'object') throw coded('invalid_input', 'loadModel() takes a model folder URL or {model, tokenizer, config} (URLs or bytes)');
   if (onProgress != null && typeof onProgress !== 'function') throw coded('invalid_input', 'onProgress must be a function');
   const doFetch = options.fetch || globalThis.fetch;
+  // model and tokenizer may be left out when config is a URL: config.json names them
+  const named = isUrl(source.config) && !/^\s*[{[]/.test(String(source.config.href ?? source.config));
   for (const f of FILES) {
     const v = source[f];
+    if (v == null && f !== 'config' && named) continue;
     if (v == null) throw coded('invalid_input', `loadModel(): \`${f}\` is missing`);
     if (!isBytes(v) && !isUrl(v) && !(typeof v === 'string')) throw coded('invalid_input', `loadModel(): \`${f}\` must be a URL or bytes`);
   }
@@ -158,7 +180,6 @@ export async function loadModel(source, options = {}) {
     }
   };
   const store = await openCache(cache);
-  const base = baseUrl ?? globalThis.location?.href;
   const one = async (file) => {
     const v = source[file];
     const s = state[file];
@@ -218,10 +239,66 @@ export async function loadModel(source, options = {}) {
     }
     return { bytes, cached: s.cached };
   };
-  const got = await Promise.all(FILES.map(one));
+  let got;
+  if (source.model == null || source.tokenizer == null) {
+    const config = await one('config');
+    const at = new URL(String(source.config.href ?? source.config), base);
+    let cfg;
+    try {
+      cfg = JSON.parse(new TextDecoder().decode(config.bytes));
+    } catch (e) {
+      throw coded('model_fetch', `could not load the config file from ${at.href}: not JSON (${e.message})`);
+    }
+    const file = (k, dflt) => (typeof cfg?.[k] === 'string' && cfg[k] ? cfg[k] : dflt);
+    source = { model: source.model ?? new URL(file('model_file', 'model.onnx'), at).href, tokenizer: source.tokenizer ?? new URL(file('tokenizer_file', 'tokenizer.json'), at).href, config: source.config };
+    got = [...(await Promise.all(['model', 'tokenizer'].map(one))), config];
+  } else {
+    got = await Promise.all(FILES.map(one));
+  }
   const out = Object.fromEntries(FILES.map((f, i) => [f, got[i].bytes]));
   out.cached = got.every((g) => g.cached);
   return out;
+}
+
+/**
+ * The model files from a folder the user picked (`<input type="file" webkitdirectory>`'s `files`,
+ * or dropped `File`s): `config.json` (the shallowest one) names the model and tokenizer files, which
+ * must sit beside it. Nothing leaves the page. Returns `{model, tokenizer, config}` bytes for
+ * `Verifier.load` / `VerifierWorker#load`, plus `name` (config's, else the folder's) and `bytes`
+ * (the three files' size).
+ */
+export async function modelFromFiles(files) {
+  const list = Array.from(files ?? []);
+  if (!list.length || !list.every((f) => f && typeof f.name === 'string' && typeof f.arrayBuffer === 'function')) {
+    throw coded('invalid_input', 'modelFromFiles() takes the File objects of a model folder');
+  }
+  const path = (f) => f.webkitRelativePath || f.name;
+  const dirOf = (f) => path(f).slice(0, path(f).length - f.name.length);
+  const configs = list.filter((f) => f.name === 'config.json').sort((a, b) => path(a).split('/').length - path(b).split('/').length);
+  if (!configs.length) throw coded('invalid_input', 'the folder has no config.json (export a checkpoint with models/export_hf.py)');
+  const cfgFile = configs[0];
+  const config = new Uint8Array(await cfgFile.arrayBuffer());
+  let cfg;
+  try {
+    cfg = JSON.parse(new TextDecoder().decode(config));
+  } catch (e) {
+    throw coded('invalid_input', `${path(cfgFile)} is not JSON: ${e.message}`);
+  }
+  const beside = (name) => list.find((f) => dirOf(f) === dirOf(cfgFile) && f.name === name) ?? (list.length <= 3 ? list.find((f) => f.name === name) : undefined);
+  const pick = (key, dflt) => {
+    const name = typeof cfg?.[key] === 'string' && cfg[key] ? cfg[key] : dflt;
+    const f = beside(name);
+    if (!f) throw coded('invalid_input', `config.json names ${key} ${JSON.stringify(name)}, which is not in the folder`);
+    return f;
+  };
+  const [m, t] = [pick('model_file', 'model.onnx'), pick('tokenizer_file', 'tokenizer.json')];
+  const [model, tokenizer] = await Promise.all([m, t].map(async (f) => new Uint8Array(await f.arrayBuffer())));
+  for (const [bytes, file] of [[model, 'model'], [tokenizer, 'tokenizer'], [config, 'config']]) {
+    const bad = badModelFile(bytes, file);
+    if (bad) throw coded('invalid_input', bad);
+  }
+  const folder = dirOf(cfgFile).replace(/\/$/, '').split('/').pop();
+  return { model, tokenizer, config, name: cfg?.name || folder || 'model', bytes: model.length + tokenizer.length + config.length };
 }
 
 export default loadModel;

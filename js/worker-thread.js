@@ -60,19 +60,23 @@ async function load(id, { source, options = {} }) {
   const t0 = performance.now();
   const files = await loadModel(source, { ...options, onProgress: (p) => self.postMessage({ id, type: 'progress', ...p }) });
   const t1 = performance.now();
-  pool?.terminate();
-  verifier?.free();
-  pool = verifier = null;
+  // the new model is built before the old one goes: a model that fails to load (a config that does
+  // not fit, a broken file) leaves the one in use loaded
+  let nextPool = null;
   let poolError = null;
   if (size > 1) {
     try {
-      pool = await VerifierPool.create(files, { size, module: wasmModule, workerUrl: options.poolWorkerUrl });
+      nextPool = await VerifierPool.create(files, { size, module: wasmModule, workerUrl: options.poolWorkerUrl });
     } catch (e) {
       // one model in this worker still verifies everything, only slower
       poolError = { code: e.code || 'error', message: String(e.message || e) };
     }
   }
-  if (!pool) verifier = new meetcite.Verifier(files);
+  const nextVerifier = nextPool ? null : new meetcite.Verifier(files);
+  pool?.terminate();
+  verifier?.free();
+  pool = nextPool;
+  verifier = nextVerifier;
   return {
     config: pool ? pool.config : verifier.config,
     workers: pool ? pool.size : 1,

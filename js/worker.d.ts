@@ -1,7 +1,7 @@
 // Types of meetcite/worker (worker.js): meetcite in a Web Worker, promise API.
 // No DOM types: this compiles under `lib: ["es2022"]` alone.
 import type { Chunk, Chunked, ChunkOptions, Context, ContextOptions, Finished, Gold, MatchOptions, Metrics, ModelConfig, ParsedAnswer, Probs, QuoteMatch, RenderOptions, Report, Source, StreamEvent, VerifyOptions } from './meetcite.js';
-import type { LoadModelOptions, ModelSource } from './model.js';
+import type { LoadModelOptions, ModelFolder, ModelSource } from './model.js';
 
 export type { ModelProgress, ModelSource, LoadModelOptions } from './model.js';
 
@@ -47,15 +47,15 @@ export declare class VerifierWorker {
   /** Start the worker and its wasm instance (no model: verify checks quotes, numbers, speakers, history). */
   static create(options?: WorkerOptions): Promise<VerifierWorker>;
   /** `create` then `load`: the counterpart of `Verifier.load`. */
-  static load(model: ModelSource, options?: WorkerOptions & WorkerLoadOptions): Promise<VerifierWorker>;
+  static load(model: ModelSource | ModelFolder, options?: WorkerOptions & WorkerLoadOptions): Promise<VerifierWorker>;
   /** The model's config.json once a model is loaded, else null. */
   readonly config: ModelConfig | null;
   readonly loaded: boolean;
   readonly loadInfo: LoadInfo | null;
   /** The crate version. */
   readonly version: string | null;
-  /** Load (or replace) the NLI model: URLs are fetched in the worker (progress, Cache API), bytes are copied. */
-  load(model: ModelSource, options?: WorkerLoadOptions): Promise<LoadInfo>;
+  /** Load (or replace) the NLI model: URLs (or a model folder, whose config.json names the files) are fetched in the worker (progress, Cache API), bytes are copied. */
+  load(model: ModelSource | ModelFolder, options?: WorkerLoadOptions): Promise<LoadInfo>;
   parseChunks(chunks: Chunk[] | { chunks: Chunk[] } | string): Promise<Chunk[]>;
   chunkTranscript(text: string, opts: ChunkOptions, format?: string): Promise<Chunked>;
   buildContext(chunks: Chunk[] | { chunks: Chunk[] } | string, opts?: ContextOptions): Promise<Context>;

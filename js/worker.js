@@ -129,10 +129,22 @@ export class VerifierWorker {
    * `workers` (1 by default; n or 'auto' = min(cores, 4) for a VerifierPool, one model each).
    */
   async load(model, options = {}) {
-    if (!model || typeof model !== 'object') throw coded('invalid_input', 'load() takes {model, tokenizer, config} (URLs or bytes)');
     const { onProgress, cache, sizes, sha256, workers, baseUrl, poolWorkerUrl } = options || {};
     if (onProgress != null && typeof onProgress !== 'function') throw coded('invalid_input', 'onProgress must be a function');
     const base = baseUrl ?? globalThis.location?.href;
+    // a model folder (URL or {dir}): resolved here, against the page; the worker's loadModel
+    // fetches its config.json first
+    const dir = typeof model === 'string' || typeof model?.href === 'string' ? model : model?.dir;
+    if (dir != null) {
+      let href;
+      try {
+        href = new URL(urlOf(dir), base).href;
+      } catch {
+        throw coded('invalid_input', `load(): the model folder is not a URL: ${dir}`);
+      }
+      return this.#loaded(await this.#call('load', { source: { dir: href }, options: { cache, workers, poolWorkerUrl: poolWorkerUrl == null ? undefined : new URL(urlOf(poolWorkerUrl), base).href } }, onProgress));
+    }
+    if (!model || typeof model !== 'object') throw coded('invalid_input', 'load() takes a model folder URL or {model, tokenizer, config} (URLs or bytes)');
     const source = {};
     for (const k of ['model', 'tokenizer', 'config']) {
       const v = model[k];
@@ -141,7 +153,10 @@ export class VerifierWorker {
       // copied by postMessage (the caller's buffers stay usable)
       source[k] = typeof v === 'string' && !/^\s*[{[]/.test(v) ? new URL(v, base).href : urlOf(v);
     }
-    const info = await this.#call('load', { source, options: { cache, sizes, sha256, workers, poolWorkerUrl: poolWorkerUrl == null ? undefined : new URL(urlOf(poolWorkerUrl), base).href } }, onProgress);
+    return this.#loaded(await this.#call('load', { source, options: { cache, sizes, sha256, workers, poolWorkerUrl: poolWorkerUrl == null ? undefined : new URL(urlOf(poolWorkerUrl), base).href } }, onProgress));
+  }
+
+  #loaded(info) {
     this.config = info.config;
     this.loadInfo = info;
     return info;

@@ -175,12 +175,15 @@ fn any_family_verifies_an_answer_end_to_end() {
     let chunks = meetcite::parse_chunks(&std::fs::read_to_string(format!("{fixtures}/pricing_chunks.json")).unwrap()).unwrap();
     let ctx = meetcite::build_context(&chunks, &Default::default());
     let answer = std::fs::read_to_string(format!("{fixtures}/pricing_answer.json")).unwrap();
+    let mut seen: Vec<Vec<f64>> = Vec::new();
     for family in RUNS {
         let m = load_with(family, &config(family)).unwrap();
         let r = verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), ..Default::default() }).unwrap();
         assert!(!r.claims.is_empty());
-        // every claim with a found quote was scored by this model
-        let scored = r.claims.iter().filter(|c| c.nli.is_some()).count();
-        assert!(scored >= 4, "{family}: {scored} claims scored");
+        // the claims whose quotes are found were scored by this model
+        let scored: Vec<f64> = r.claims.iter().filter_map(|c| c.nli.as_ref()).map(|n| n.context.entailment).collect();
+        assert!(scored.len() >= 4, "{family}: {} claims scored", scored.len());
+        assert!(!seen.contains(&scored), "{family} gave the same scores as another family");
+        seen.push(scored);
     }
 }

@@ -1,6 +1,7 @@
 // meetcite demo UI. All heavy work (wasm, model, verification) runs in a Web Worker: the package's
 // own meetcite/worker (pkg/worker.js), as an app would use it.
 import { VerifierWorker } from './pkg/worker.js';
+import { modelFromFiles } from './pkg/model.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -485,6 +486,38 @@ async function loadModel() {
   }
 }
 
+// A checker the user exported (models/export_hf.py) and picked from disk: the files are read in the
+// page and handed to the worker; nothing is uploaded. Name, size and load time are shown so models
+// can be compared.
+async function useModelFolder(files) {
+  const text = $('model-text');
+  try {
+    const worker = await started;
+    const t0 = performance.now();
+    const picked = await modelFromFiles(files);
+    text.textContent = `Loading ${picked.name} (${fmtBytes(picked.bytes)})…`;
+    const workers = Number(new URLSearchParams(location.search).get('workers')) || 'auto';
+    const info = await worker.load({ model: picked.model, tokenizer: picked.tokenizer, config: picked.config }, { workers });
+    const ms = Math.round(performance.now() - t0);
+    state.modelReady = true;
+    state.modelFailed = false;
+    state.timings.load = { ...info, totalMs: ms };
+    document.body.dataset.model = 'ready';
+    const cfg = worker.config || {};
+    const kind = Object.keys(cfg.id2label || {}).length === 2 ? '2-way checker' : '3-way NLI';
+    text.textContent = `Model ${picked.name} ready (${cfg.architecture || 'bert'}, ${kind}, ${fmtBytes(picked.bytes)}, loaded in ${ms} ms${info.workers > 1 ? `, ${info.workers} workers` : ''}).`;
+    const name = $('model-name');
+    name.textContent = `${picked.name} (from your disk)`;
+    name.removeAttribute('href');
+    document.body.dataset.modelName = picked.name;
+    showTimings();
+  } catch (e) {
+    // the model loaded before stays in use: a failed load replaces nothing
+    text.textContent = `Could not use that folder (${e.code || 'error'}): ${e.message}`;
+    console.error(e);
+  }
+}
+
 async function exampleList() {
   if (!examples) {
     examples = await fetch('data/examples.json').then((r) => (r.ok ? r.json() : { examples: [] }));
@@ -558,3 +591,6 @@ $('example').addEventListener('click', loadExample);
 $('example-select').addEventListener('change', loadExample);
 loadExample();
 loadModel();
+$('model-folder').addEventListener('change', (ev) => {
+  if (ev.target.files?.length) useModelFolder(ev.target.files);
+});

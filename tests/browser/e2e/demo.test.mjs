@@ -3,7 +3,8 @@
 // transcript text; the model comes from the Cache API on the second visit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, mkdtempSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ROOT, SLOW, serveAndLaunch, artifact, recordRequests } from './lib.mjs';
 
@@ -206,6 +207,46 @@ test('demo: a transcript file in, cited words highlighted in the transcript pane
   assert.ok((await page.$$eval('#transcript .turn', (ts) => ts.length)) >= 1, 'the dropped transcript is shown');
   // the transcript went nowhere: no request after the page loaded the model
   assert.deepEqual(requests.slice(before).filter(network).map((r) => r.url), []);
+  await page.close();
+});
+
+// Issue 17: a checker exported with models/export_hf.py, picked from disk as a folder. Its name, kind
+// and load time show; verification uses it (other NLI numbers than the shipped model's); nothing is
+// uploaded; a folder that is not a model leaves the loaded one in use.
+test('demo: a model folder picked from disk replaces the shipped model', { timeout: SLOW + 60_000 }, async () => {
+  const { context } = env.browser;
+  const requests = recordRequests(context);
+  const page = await context.newPage();
+  await page.goto(env.server.url);
+  await page.waitForFunction(() => document.body.dataset.model === 'ready', null, { timeout: SLOW });
+  const verifyNow = async () => {
+    await page.evaluate(() => { document.body.dataset.verified = ''; });
+    await page.click('#verify');
+    await page.waitForFunction(() => document.body.dataset.verified === 'true', null, { timeout: SLOW });
+    return page.evaluate(() => window.meetciteDemo.report);
+  };
+  const shipped = await verifyNow();
+  const before = requests.length;
+  await page.setInputFiles('#model-folder', path.join(ROOT, 'tests/fixtures/families/deberta-v3'));
+  await page.waitForFunction(() => document.body.dataset.modelName === 'deberta-v3', null, { timeout: SLOW });
+  const status = await page.textContent('#model-text');
+  assert.match(status, /Model deberta-v3 ready \(deberta-v2, 3-way NLI, [\d.]+ [kM]B, loaded in \d+ ms/);
+  console.log(`# chromium: ${status}`);
+  assert.equal(await page.textContent('#model-name'), 'deberta-v3 (from your disk)');
+  const mine = await verifyNow();
+  assert.equal(mine.nli_used, true);
+  const nli = (r) => r.claims.filter((c) => c.nli).map((c) => c.nli.context.entailment);
+  assert.ok(nli(mine).length >= 1, JSON.stringify(mine.claims.map((c) => [c.status, c.nli])));
+  assert.notDeepEqual(nli(mine), nli(shipped), 'the picked model scored the claims');
+  // a folder without config.json: an error, and the picked model stays in use
+  const notModel = mkdtempSync(path.join(tmpdir(), 'meetcite-not-a-model-'));
+  for (const f of ['model.onnx', 'tokenizer.json']) copyFileSync(path.join(ROOT, 'tests/fixtures/families/bert', f), path.join(notModel, f));
+  await page.setInputFiles('#model-folder', notModel);
+  await page.waitForFunction(() => /Could not use that folder \(invalid_input\)/.test(document.querySelector('#model-text').textContent), null, { timeout: 30_000 });
+  assert.deepEqual(nli(await verifyNow()), nli(mine));
+  // the new pool workers fetch the package's own scripts; nothing else goes out, nothing is sent
+  const after = requests.slice(before).filter(network);
+  assert.deepEqual(after.filter((r) => r.method !== 'GET' || r.postData || !/\/pkg\/[\w-]+\.js$/.test(new URL(r.url).pathname)).map((r) => r.url), [], 'nothing uploaded or fetched');
   await page.close();
 });
 

@@ -254,3 +254,72 @@ fn chunk_command_google_meet_with_recording_start_and_speaker_names() {
     assert_eq!(code, 2);
     assert!(err.contains("--speakers must be a JSON object"), "{err}");
 }
+
+#[test]
+fn several_transcripts_are_several_meetings() {
+    // a Teams VTT of the May review and a Zoom VTT, each with its own metadata, in one verify call
+    let answer = std::env::temp_dir().join(format!("meetcite-multi-{}.json", std::process::id()));
+    std::fs::write(
+        &answer,
+        r#"{"claims":[{"text":"The pilot stays at three months.","source":"S1","quote":"And the pilot stays at three months."},
+                      {"text":"Someone spoke in the other meeting.","source":"S2","quote":"QUOTE2"}]}"#
+            .replace("QUOTE2", &first_zoom_words()),
+    )
+    .unwrap();
+    let two = [
+        "--transcript",
+        "tests/fixtures/transcripts/teams.vtt",
+        "--meeting-id",
+        "pricing-0503",
+        "--date",
+        "2024-05-03",
+        "--title",
+        "Pricing review",
+        "--transcript",
+        "tests/fixtures/transcripts/zoom.vtt",
+        "--meeting-id",
+        "standup-0510",
+        "--date",
+        "2024-05-10",
+        "--title",
+        "Standup",
+    ];
+    let (code, ctx, err) = cli(&[&["context", "--order", "date"][..], &two].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(ctx.contains("Pricing review") && ctx.contains("Standup"), "{ctx}");
+    assert!(err.contains("teams.vtt: read as vtt") && err.contains("zoom.vtt: read as vtt"), "{err}");
+    let (code, out, err) = cli(&[&["verify", "--no-nli", "--order", "date", "--answer", answer.to_str().unwrap()][..], &two].concat());
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let meetings: Vec<&str> = report["claims"].as_array().unwrap().iter().map(|c| c["meeting_id"].as_str().unwrap_or("-")).collect();
+    assert_eq!(meetings, ["pricing-0503", "standup-0510"], "{out}");
+    // per-meeting options must pair up with the files
+    let (code, _, err) = cli(&[
+        "context",
+        "--transcript",
+        "tests/fixtures/transcripts/teams.vtt",
+        "--transcript",
+        "tests/fixtures/transcripts/zoom.vtt",
+        "--meeting-id",
+        "m",
+        "--date",
+        "2024-05-03",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--meeting-id is given 1 time(s) for 2 --transcript files"), "{err}");
+    // a shared chunk setting may be given once for all
+    let (code, _, err) = cli(&[&["context", "--max-words", "50"][..], &two].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) =
+        cli(&["chunk", "--transcript", "tests/fixtures/transcripts/teams.vtt", "--transcript", "tests/fixtures/transcripts/zoom.vtt", "--meeting-id", "m"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("one --transcript"), "{err}");
+    std::fs::remove_file(&answer).ok();
+}
+
+/// The first cue's words of the Zoom fixture, without its `Name:` label.
+fn first_zoom_words() -> String {
+    let vtt = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/transcripts/zoom.vtt")).unwrap();
+    let cue = vtt.lines().skip_while(|l| !l.contains("-->")).nth(1).unwrap();
+    cue.split_once(": ").map(|(_, t)| t).unwrap_or(cue).to_string()
+}

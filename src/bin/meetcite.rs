@@ -15,6 +15,8 @@ use std::process::ExitCode;
 const USAGE: &str = "usage:
   meetcite context (--chunks FILE | --transcript FILE [chunk options, --transcript-format F])
                    [--order relevance|date] [--viewer ID] [--max-tokens N] [--question TEXT]
+                   --transcript repeats: one file per meeting, each meeting option (--meeting-id,
+                   --title, --date, --recording-url, --recording-start, --speakers) once per file
   meetcite verify  (--chunks FILE | --transcript FILE [chunk options, --transcript-format F] | --context FILE)
                    [--order ..] [--viewer ..] [--max-tokens ..] --answer FILE|-
                    [--policy drop|warn|feedback] [--format json|jsonl|markdown|html] [--no-nli] [--model DIR]
@@ -33,7 +35,10 @@ const USAGE: &str = "usage:
 
 struct Args {
     cmd: String,
+    /// the last value of each `--key`
     opts: HashMap<String, String>,
+    /// every value of each `--key`, in order (`--transcript` and its per-meeting options repeat)
+    all: HashMap<String, Vec<String>>,
     flags: Vec<String>,
 }
 
@@ -44,18 +49,20 @@ fn parse_args() -> Result<Args, String> {
         return Err(USAGE.to_string());
     }
     let mut opts = HashMap::new();
+    let mut all: HashMap<String, Vec<String>> = HashMap::new();
     let mut flags = Vec::new();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--no-nli" | "--help" | "--features" | "--pair" => flags.push(a),
             s if s.starts_with("--") => {
                 let v = it.next().ok_or_else(|| format!("{s} needs a value"))?;
+                all.entry(s[2..].to_string()).or_default().push(v.clone());
                 opts.insert(s[2..].to_string(), v);
             }
             other => return Err(format!("unexpected argument {other:?}\n{USAGE}")),
         }
     }
-    Ok(Args { cmd, opts, flags })
+    Ok(Args { cmd, opts, all, flags })
 }
 
 fn read(path: &str) -> Result<String, String> {
@@ -92,7 +99,15 @@ fn context_from(a: &Args) -> Result<Context, String> {
     let chunks = match (a.opts.get("chunks"), a.opts.get("transcript")) {
         (Some(path), None) => parse_chunks(&read(path)?).map_err(|e| format!("{path}: [{}] {e}", e.code()))?,
         // `--format` is verify's output format: the transcript's is `--transcript-format`
-        (None, Some(path)) => transcript_chunks(a, path, "transcript-format")?,
+        // several --transcript files are several meetings, each with its own metadata options
+        (None, Some(_)) => {
+            let paths = &a.all["transcript"];
+            let mut chunks = Vec::new();
+            for (k, path) in paths.iter().enumerate() {
+                chunks.extend(transcript_chunks(a, path, "transcript-format", (k, paths.len()))?);
+            }
+            chunks
+        }
         (Some(_), Some(_)) => return Err("give --chunks or --transcript, not both".into()),
         (None, None) => return Err("--chunks FILE, --transcript FILE or --context FILE is required".into()),
     };
@@ -111,28 +126,51 @@ fn context_from(a: &Args) -> Result<Context, String> {
 
 /// A transcript file read and chunked with the `chunk` options (`format_key`: the option that
 /// names its format); says on stderr which format `auto` chose.
-fn transcript_chunks(a: &Args, path: &str, format_key: &str) -> Result<Vec<meetcite::Chunk>, String> {
+/// The value of `--key` for the `k`-th of `n` transcripts: given once per transcript (in the order
+/// of the `--transcript` options) or not at all; a setting that is not about one meeting
+/// (`shared`: chunk sizes, the format) may also be given once for all.
+fn per_meeting(a: &Args, key: &str, (k, n): (usize, usize), shared: bool) -> Result<Option<String>, String> {
+    match a.all.get(key).map(Vec::as_slice).unwrap_or(&[]) {
+        [] => Ok(None),
+        [one] if n == 1 || shared => Ok(Some(one.clone())),
+        vals if vals.len() == n => Ok(Some(vals[k].clone())),
+        vals => Err(format!(
+            "--{key} is given {} time(s) for {n} --transcript files: give it once per transcript, in the same order{}",
+            vals.len(),
+            if shared { " (or once for all)" } else { "" }
+        )),
+    }
+}
+
+fn transcript_chunks(a: &Args, path: &str, format_key: &str, at: (usize, usize)) -> Result<Vec<meetcite::Chunk>, String> {
     use meetcite::transcript::{chunk_transcript, ChunkOptions};
     let text = read(path)?;
-    let format = a.opts.get(format_key).map(String::as_str).unwrap_or("auto");
+    let get = |key: &str| per_meeting(a, key, at, false);
+    let number = |key: &str, default: usize| -> Result<usize, String> {
+        match per_meeting(a, key, at, true)? {
+            None => Ok(default),
+            Some(n) => n.parse::<usize>().map_err(|_| format!("--{key} must be a whole number, not {n:?}")),
+        }
+    };
+    let format = per_meeting(a, format_key, at, true)?.unwrap_or_else(|| "auto".into());
     let d = ChunkOptions::default();
     let opts = ChunkOptions {
-        meeting_id: a.opts.get("meeting-id").cloned().unwrap_or_default(),
-        title: a.opts.get("title").cloned().unwrap_or_default(),
-        date: a.opts.get("date").cloned().unwrap_or_default(),
-        recording_url: a.opts.get("recording-url").cloned(),
+        meeting_id: get("meeting-id")?.unwrap_or_default(),
+        title: get("title")?.unwrap_or_default(),
+        date: get("date")?.unwrap_or_default(),
+        recording_url: get("recording-url")?,
         acl: None,
-        max_words: whole_number(a, "max-words", d.max_words)?,
-        overlap_turns: whole_number(a, "overlap-turns", d.overlap_turns)?,
-        recording_start: a.opts.get("recording-start").cloned(),
-        speakers: match a.opts.get("speakers") {
+        max_words: number("max-words", d.max_words)?,
+        overlap_turns: number("overlap-turns", d.overlap_turns)?,
+        recording_start: get("recording-start")?,
+        speakers: match get("speakers")? {
             None => None,
-            Some(j) => {
-                Some(serde_json::from_str(j).map_err(|e| format!("--speakers must be a JSON object of label to name, like '{{\"A\":\"Dana Okafor\"}}': {e}"))?)
-            }
+            Some(j) => Some(
+                serde_json::from_str(&j).map_err(|e| format!("--speakers must be a JSON object of label to name, like '{{\"A\":\"Dana Okafor\"}}': {e}"))?,
+            ),
         },
     };
-    let out = chunk_transcript(&text, Some(format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
+    let out = chunk_transcript(&text, Some(&format), &opts).map_err(|e| format!("[{}] {path}: {e}", e.code()))?;
     if format == "auto" {
         eprintln!("meetcite: {path}: read as {} (auto)", out.format);
     }
@@ -300,7 +338,10 @@ fn run() -> Result<(), String> {
         }
         "chunk" => {
             let path = a.opts.get("transcript").ok_or("--transcript FILE is required")?;
-            print_json(&transcript_chunks(&a, path, "format")?)
+            if a.all["transcript"].len() > 1 {
+                return Err("chunk reads one --transcript (context and verify take several, one per meeting)".into());
+            }
+            print_json(&transcript_chunks(&a, path, "format", (0, 1))?)
         }
         "match" => {
             let input = a.opts.get("input").ok_or("--input FILE.jsonl is required")?;

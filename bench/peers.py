@@ -10,7 +10,10 @@
   - transcripts: the 3-hour meeting `cargo bench --bench transcript` writes to target/bench/
     (WhisperX JSON and Teams-style VTT), read with json.load / webvtt-py and grouped into
     speaker turns and 200-word chunks with word offsets by a plain loop: what a user would write.
-Usage: python3 bench/peers.py [matcher|nli|nli-one MODEL|transcript]"""
+  - families: onnxruntime (1 thread, default optimisations) on each base-size family model of
+    target/bench/families (tests/families/build.py --base), the same int8 file and the same pairs as
+    `cargo bench --bench families`: load, batch 1 at 128 tokens, batch 8 at 256 tokens.
+Usage: python3 bench/peers.py [matcher|nli|nli-one MODEL|transcript|families]"""
 import json, os, resource, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -170,6 +173,58 @@ def transcript():
         emit("transcript", f"import + chunk {case}", "python peer", "ms", median(ts) * 1e3, "ms", f"{how}; {n} chunks, CPython {sys.version.split()[0]}")
 
 
+def families():
+    import numpy as np
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+    base = os.environ.get("MEETCITE_FAMILIES", os.path.join(ROOT, "target/bench/families"))
+    fx = json.load(open(os.path.join(ROOT, "bench/fixtures/family_pairs.json")))
+    imp = "onnxruntime 1 thread (python)"
+    for family in sorted(os.listdir(base)):
+        d = os.path.join(base, family)
+        if not os.path.exists(os.path.join(d, "config.json")):
+            continue
+        cfg = json.load(open(os.path.join(d, "config.json")))
+        data = open(os.path.join(d, cfg["model_file"]), "rb").read()
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        t = time.perf_counter()
+        sess = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+        emit("families", f"{family} load", imp, "ms", (time.perf_counter() - t) * 1e3, "ms", f"onnxruntime {ort.__version__}, from bytes in memory")
+        names = [i.name for i in sess.get_inputs()]
+        pad = cfg.get("pad_token_id", 0)
+        ids = {"inputs": names}
+        for b, T in ((1, 128), (8, 256)):
+            tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
+            tok.no_padding()
+            tok.enable_truncation(T, strategy="only_first")
+            batch = [(p, fx["hypothesis"]) for p in fx["premises"][:b]]
+
+            def run():
+                encs = tok.encode_batch(batch)
+                L = max(len(e.ids) for e in encs)
+                assert L == T, (family, L)
+                feed = {"input_ids": np.full((b, L), pad, np.int64), "attention_mask": np.zeros((b, L), np.int64),
+                        "token_type_ids": np.zeros((b, L), np.int64)}
+                for r, e in enumerate(encs):
+                    n = len(e.ids)
+                    feed["input_ids"][r, :n] = e.ids
+                    feed["attention_mask"][r, :n] = e.attention_mask
+                    feed["token_type_ids"][r, :n] = e.type_ids
+                return sess.run(None, {k: feed[k] for k in names})
+            run()
+            ts = []
+            for _ in range(10 if b == 1 else 3):
+                t = time.perf_counter(); run(); ts.append(time.perf_counter() - t)
+            emit("families", f"{family} b{b} t{T}", imp, "ms", median(ts) * 1e3, "ms", "tokenize + infer")
+            # the same pairs as token ids, for onnxruntime-web in bench/browser/families.mjs (it has no tokenizer)
+            ids[str(T)] = [{"input_ids": e.ids, "token_type_ids": e.type_ids} for e in tok.encode_batch(batch)]
+        with open(os.path.join(d, "bench_ids.json"), "w") as f:
+            json.dump(ids, f)
+        del sess
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     if what in ("all", "matcher"):
@@ -179,5 +234,7 @@ if __name__ == "__main__":
             subprocess.run([sys.executable, __file__, "nli-one", k], check=True)
     if what in ("all", "transcript"):
         transcript()
+    if what == "families":
+        families()
     if what == "nli-one":
         nli_one(sys.argv[2])

@@ -30,7 +30,7 @@ def peer_of(impl, section):
         return "onnxruntime-web wasm 1 thread"
     if section == "size":
         return "onnxruntime-web"
-    if section == "transcript" and impl.startswith("meetcite native"):
+    if section == "transcript" and impl.startswith(("meetcite native", "meetcite wasm")):
         return "python peer"
     return None
 
@@ -63,7 +63,7 @@ def fmt(v, unit):
 index = {}
 for r in rows:
     index[(r["section"], r["case"], r["metric"], r["impl"])] = r
-order = ["matcher", "nli", "e2e", "size", "scaling"]
+order = ["matcher", "nli", "families", "e2e", "size", "scaling"]
 seen, groups = set(), []
 for r in rows:
     k = (r["section"], r["case"], r["metric"])

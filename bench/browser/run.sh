@@ -3,14 +3,14 @@
 # Chromium), end-to-end verify in Chromium, download sizes. Appends one JSON row per result to
 # $BENCH_OUT (default target/bench/results/browser.jsonl). Does not build the wasm: run
 # scripts/build-wasm.sh first (bench/run does). Optional: bench/browser/build-relaxed.sh adds
-# "tract wasm relaxed-simd". Sections: BENCH_SECTIONS="matcher nli e2e size" (default all).
+# "tract wasm relaxed-simd". Sections: BENCH_SECTIONS="matcher nli e2e size transcript" (default all; "families" on request: bench/run families).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT"
 export BENCH_OUT=$(realpath -m "${BENCH_OUT:-target/bench/results/browser.jsonl}")
 export CHROMIUM_PATH=${CHROMIUM_PATH:-/usr/bin/chromium}
-sections=${BENCH_SECTIONS:-matcher nli e2e size}
+sections=${BENCH_SECTIONS:-matcher nli e2e size transcript}
 
 for f in pkg/meetcite_bg.wasm pkg/meetcite.js pkg/node.js; do
   [ -f "$f" ] || { echo "error: $f missing: build the wasm package first with scripts/build-wasm.sh" >&2; exit 1; }

@@ -6,6 +6,7 @@ real checkpoint. Nothing is downloaded. The Rust and wasm tests pin tract to the
 probabilities the export writes into each folder's parity.jsonl.
 
   python tests/families/build.py            # needs models/train/requirements.txt (torch, transformers, onnx...)
+  python tests/families/build.py --base target/bench/families    # base-size models for bench/run families
 
 Each folder: model.onnx (f32), model-int8.onnx (weight-only int8, config.json's model_file), tokenizer.json,
 config.json, parity.jsonl. The label orders differ on purpose (RoBERTa in roberta-large-mnli's order, ELECTRA as a
@@ -62,12 +63,20 @@ def unigram():
     t.decoder = decoders.Metaspace()
     return t, dict(pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
 
-def build(family, out, labels):
+# base size (for speed measurements only): the published base models' shapes and vocabularies; the tokenizer
+# stays the tiny one (its ids fit any table), so file sizes and load times are those of the real models
+BASE = dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072)
+BASE_VOCAB = {"bert": 30522, "roberta": 50265, "deberta-v2": 128100, "electra": 30522, "deberta": 50265}
+
+
+def build(family, out, labels, base=False):
     from transformers import (BertConfig, RobertaConfig, DebertaV2Config, DebertaConfig, ElectraConfig, AutoModelForSequenceClassification,
                               PreTrainedTokenizerFast)
     torch.manual_seed(0)
     small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, max_position_embeddings=512,
                  id2label={i: l for i, l in enumerate(labels)}, label2id={l: i for i, l in enumerate(labels)})
+    if base:
+        small |= BASE
     if family == "bert":
         tok, sp = wordpiece(); cfg = BertConfig(vocab_size=tok.get_vocab_size(), **small)
     elif family == "deberta":
@@ -75,7 +84,7 @@ def build(family, out, labels):
                                                  relative_attention=True, max_relative_positions=-1, pos_att_type=["c2p", "p2c"],
                                                  position_biased_input=False, **small)
     elif family == "electra":
-        tok, sp = wordpiece(); cfg = ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=16, **small)
+        tok, sp = wordpiece(); cfg = ElectraConfig(vocab_size=tok.get_vocab_size(), embedding_size=768 if base else 16, **small)
     elif family == "roberta":
         tok, sp = bytebpe(); cfg = RobertaConfig(vocab_size=tok.get_vocab_size(), pad_token_id=tok.token_to_id("<pad>"),
                                                  bos_token_id=0, eos_token_id=2, type_vocab_size=1, **(small | dict(max_position_embeddings=514)))
@@ -86,11 +95,13 @@ def build(family, out, labels):
                                                    share_att_key=True, **small)
     else:
         raise SystemExit(family)
+    if base:
+        cfg.vocab_size = BASE_VOCAB[family]
     m = AutoModelForSequenceClassification.from_config(cfg)
     # random init has tiny std; make logits spread so probabilities differ between pairs
     with torch.no_grad():
         for n, p in m.named_parameters():
-            if p.dim() >= 2: p.normal_(0, 0.2)
+            if p.dim() >= 2 and not base: p.normal_(0, 0.2)
     os.makedirs(out, exist_ok=True)
     m.save_pretrained(out)
     PreTrainedTokenizerFast(tokenizer_object=tok, **sp).save_pretrained(out)
@@ -113,15 +124,18 @@ def export(ckpt, out, flags):
 
 
 def main():
-    only = sys.argv[1:]
+    args = sys.argv[1:]
+    base = "--base" in args
+    dest = args[args.index("--base") + 1] if base else OUT
+    only = [a for a in args if not a.startswith("--") and a != dest]
     tmp = tempfile.mkdtemp(prefix="meetcite-families-")
     try:
         for name, (family, labels, flags) in FIXTURES.items():
-            if only and name not in only:
+            if only and name not in only or base and name == "deberta-v1":
                 continue
             ckpt = os.path.join(tmp, name)
-            n = build(family, ckpt, labels)
-            out = os.path.join(OUT, name)
+            n = build(family, ckpt, labels, base)
+            out = os.path.join(dest, name)
             shutil.rmtree(out, ignore_errors=True)
             if flags:
                 # generic labels without the flag are refused, not guessed

@@ -3,13 +3,13 @@
 // Each case: `warm` untimed runs, then up to `runs` timed runs (fewer when one run is so slow that
 // the case would exceed `budgetMs`); b1 runs rotate over the 8 pairs of the set.
 
-async function bytes(url) {
+export async function bytes(url) {
   const r = await fetch(url);
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
   return new Uint8Array(await r.arrayBuffer());
 }
 
-async function timeCase(run, { warm, runs, budgetMs }) {
+export async function timeCase(run, { warm, runs, budgetMs }) {
   let first = 0;
   for (let i = 0; i < warm; i++) {
     const t = performance.now();

@@ -1,9 +1,11 @@
 """Build the tiny per-family fixtures in tests/fixtures/families/: a randomly initialised sequence-classification model
 of each family meetcite exports (from a `transformers` config, seeded), with a tokenizer trained here on the repo's
-own meeting fixtures and README (WordPiece for BERT / ELECTRA, byte-level BPE for RoBERTa / DeBERTa v1, a
+own meeting fixtures and quote cases (WordPiece for BERT / ELECTRA, byte-level BPE for RoBERTa / DeBERTa v1, a
 SentencePiece-style Unigram for DeBERTa v3), exported with models/export_hf.py exactly as a user would export a
 real checkpoint. Nothing is downloaded. The Rust and wasm tests pin tract to the PyTorch and onnxruntime
-probabilities the export writes into each folder's parity.jsonl.
+probabilities the export writes into each folder's parity.jsonl. The model weights are the same on every run
+(seeded); the WordPiece and Unigram vocabularies are not (the trainers break ties in hash-map order), so a rebuild
+changes tokenizer.json and parity.jsonl together and the tests still hold.
 
   python tests/families/build.py            # needs models/train/requirements.txt (torch, transformers, onnx...)
   python tests/families/build.py --base target/bench/families    # base-size models for bench/run families
@@ -22,11 +24,17 @@ OUT = os.path.join(ROOT, "tests", "fixtures", "families")
 
 
 def corpus():
+    """The tokenizers' training text: the meeting fixtures and the quote cases (files that do not change, so
+    the same tokenizers come out of every run)."""
     out = []
     for f in ["pricing_chunks.json", "qmsum_chunks.json"]:
         for c in json.load(open(os.path.join(ROOT, "tests/fixtures", f))):
             out.append(c["text"])
-    out += open(os.path.join(ROOT, "README.md")).read().split("\n")
+    for f in ["quotes_test.jsonl", "quotes_tune.jsonl"]:
+        for line in open(os.path.join(ROOT, "tests/fixtures", f)):
+            if line.strip():
+                d = json.loads(line)
+                out += [d.get("text", ""), d.get("quote", "")]
     return out
 
 def wordpiece(lower=True):

@@ -37,17 +37,22 @@ def corpus():
                 out += [d.get("text", ""), d.get("quote", "")]
     return out
 
+def bert_pairs(t):
+    """BERT's pair template ([CLS] A [SEP] B [SEP], segment 1 for B) and special tokens, for WordPiece and Unigram."""
+    cls, sep = t.token_to_id("[CLS]"), t.token_to_id("[SEP]")
+    t.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                     special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return t, dict(pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+
+
 def wordpiece(lower=True):
     t = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     t.normalizer = normalizers.BertNormalizer(lowercase=lower)
     t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tr = trainers.WordPieceTrainer(vocab_size=600, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     t.train_from_iterator(corpus(), tr)
-    cls, sep = t.token_to_id("[CLS]"), t.token_to_id("[SEP]")
-    t.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-                                                     special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
     t.decoder = decoders.WordPiece()
-    return t, dict(pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    return bert_pairs(t)
 
 def bytebpe():
     t = Tokenizer(models.BPE())
@@ -65,11 +70,8 @@ def unigram():
     t.pre_tokenizer = pre_tokenizers.Metaspace()
     tr = trainers.UnigramTrainer(vocab_size=600, special_tokens=["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"], unk_token="[UNK]")
     t.train_from_iterator(corpus(), tr)
-    cls, sep = t.token_to_id("[CLS]"), t.token_to_id("[SEP]")
-    t.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-                                                     special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
     t.decoder = decoders.Metaspace()
-    return t, dict(pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    return bert_pairs(t)
 
 # base size (for speed measurements only): the published base models' shapes and vocabularies; the tokenizer
 # stays the tiny one (its ids fit any table), so file sizes and load times are those of the real models

@@ -332,7 +332,7 @@ fn graph_feeds(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result
     listed.sort_unstable();
     have.sort_unstable();
     if listed != have {
-        return Err(NliError::Mismatch(format!("inputs: the model's inputs are {names:?}, config.json lists {:?}", config.inputs)));
+        return Err(NliError::Config(format!("inputs: the model's inputs are {names:?}, config.json lists {:?}", config.inputs)));
     }
     if !names.contains(&"input_ids") {
         return Err(NliError::Config("inputs: the model has no input_ids".into()));
@@ -500,7 +500,7 @@ impl NliModel {
             let logits = res[0].to_plain_array_view::<f32>().map_err(|e| NliError::Inference(e.to_string()))?;
             let k = self.labels.len();
             if logits.shape() != [n, k] {
-                return Err(NliError::Mismatch(format!(
+                return Err(NliError::Config(format!(
                     "id2label: the model gives logits of shape {:?}, id2label names {k} labels ([{n}, {k}] expected)",
                     logits.shape()
                 )));

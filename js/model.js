@@ -140,7 +140,7 @@ export async function loadModel(source, options = {}) {
   const base = baseUrl ?? globalThis.location?.href;
   // a folder (a URL, or {dir}) holding config.json: the config is fetched first and names the
   // model and tokenizer files, as models/export_hf.py writes them
-  const dir = typeof source === 'string' || (isUrl(source) && !isBytes(source)) ? source : source?.dir;
+  const dir = isUrl(source) ? source : source?.dir;
   if (dir != null) {
     if (!isUrl(dir)) throw coded('invalid_input', 'loadModel(): the model folder must be a URL');
     let folder;
@@ -249,8 +249,8 @@ export async function loadModel(source, options = {}) {
     } catch (e) {
       throw coded('model_fetch', `could not load the config file from ${at.href}: not JSON (${e.message})`);
     }
-    const file = (k, dflt) => (typeof cfg?.[k] === 'string' && cfg[k] ? cfg[k] : dflt);
-    source = { model: source.model ?? new URL(file('model_file', 'model.onnx'), at).href, tokenizer: source.tokenizer ?? new URL(file('tokenizer_file', 'tokenizer.json'), at).href, config: source.config };
+    const named = namedFiles(cfg);
+    source = { model: source.model ?? new URL(named.model, at).href, tokenizer: source.tokenizer ?? new URL(named.tokenizer, at).href, config: source.config };
     got = [...(await Promise.all(['model', 'tokenizer'].map(one))), config];
   } else {
     got = await Promise.all(FILES.map(one));
@@ -258,6 +258,13 @@ export async function loadModel(source, options = {}) {
   const out = Object.fromEntries(FILES.map((f, i) => [f, got[i].bytes]));
   out.cached = got.every((g) => g.cached);
   return out;
+}
+
+// The model and tokenizer file names a folder's config.json gives (`model_file`, `tokenizer_file`),
+// with the names models/export_hf.py writes when it gives none.
+function namedFiles(cfg) {
+  const name = (k, dflt) => (typeof cfg?.[k] === 'string' && cfg[k] ? cfg[k] : dflt);
+  return { model: name('model_file', 'model.onnx'), tokenizer: name('tokenizer_file', 'tokenizer.json') };
 }
 
 /**
@@ -285,13 +292,13 @@ export async function modelFromFiles(files) {
     throw coded('invalid_input', `${path(cfgFile)} is not JSON: ${e.message}`);
   }
   const beside = (name) => list.find((f) => dirOf(f) === dirOf(cfgFile) && f.name === name) ?? (list.length <= 3 ? list.find((f) => f.name === name) : undefined);
-  const pick = (key, dflt) => {
-    const name = typeof cfg?.[key] === 'string' && cfg[key] ? cfg[key] : dflt;
-    const f = beside(name);
-    if (!f) throw coded('invalid_input', `config.json names ${key} ${JSON.stringify(name)}, which is not in the folder`);
+  const named = namedFiles(cfg);
+  const pick = (file, key) => {
+    const f = beside(named[file]);
+    if (!f) throw coded('invalid_input', `config.json names ${key} ${JSON.stringify(named[file])}, which is not in the folder`);
     return f;
   };
-  const [m, t] = [pick('model_file', 'model.onnx'), pick('tokenizer_file', 'tokenizer.json')];
+  const [m, t] = [pick('model', 'model_file'), pick('tokenizer', 'tokenizer_file')];
   const [model, tokenizer] = await Promise.all([m, t].map(async (f) => new Uint8Array(await f.arrayBuffer())));
   for (const [bytes, file] of [[model, 'model'], [tokenizer, 'tokenizer'], [config, 'config']]) {
     const bad = badModelFile(bytes, file);

@@ -135,28 +135,24 @@ export class VerifierWorker {
     // a model folder (URL or {dir}): resolved here, against the page; the worker's loadModel
     // fetches its config.json first
     const dir = typeof model === 'string' || typeof model?.href === 'string' ? model : model?.dir;
+    const source = {};
     if (dir != null) {
-      let href;
       try {
-        href = new URL(urlOf(dir), base).href;
+        source.dir = new URL(urlOf(dir), base).href;
       } catch {
         throw coded('invalid_input', `load(): the model folder is not a URL: ${dir}`);
       }
-      return this.#loaded(await this.#call('load', { source: { dir: href }, options: { cache, workers, poolWorkerUrl: poolWorkerUrl == null ? undefined : new URL(urlOf(poolWorkerUrl), base).href } }, onProgress));
+    } else {
+      if (!model || typeof model !== 'object') throw coded('invalid_input', 'load() takes a model folder URL or {model, tokenizer, config} (URLs or bytes)');
+      for (const k of ['model', 'tokenizer', 'config']) {
+        const v = model[k];
+        if (v == null) throw coded('invalid_input', `load(): \`${k}\` is missing`);
+        // URLs are resolved here, against the page, not against the worker's own URL; bytes are
+        // copied by postMessage (the caller's buffers stay usable)
+        source[k] = typeof v === 'string' && !/^\s*[{[]/.test(v) ? new URL(v, base).href : urlOf(v);
+      }
     }
-    if (!model || typeof model !== 'object') throw coded('invalid_input', 'load() takes a model folder URL or {model, tokenizer, config} (URLs or bytes)');
-    const source = {};
-    for (const k of ['model', 'tokenizer', 'config']) {
-      const v = model[k];
-      if (v == null) throw coded('invalid_input', `load(): \`${k}\` is missing`);
-      // URLs are resolved here, against the page, not against the worker's own URL; bytes are
-      // copied by postMessage (the caller's buffers stay usable)
-      source[k] = typeof v === 'string' && !/^\s*[{[]/.test(v) ? new URL(v, base).href : urlOf(v);
-    }
-    return this.#loaded(await this.#call('load', { source, options: { cache, sizes, sha256, workers, poolWorkerUrl: poolWorkerUrl == null ? undefined : new URL(urlOf(poolWorkerUrl), base).href } }, onProgress));
-  }
-
-  #loaded(info) {
+    const info = await this.#call('load', { source, options: { cache, sizes, sha256, workers, poolWorkerUrl: poolWorkerUrl == null ? undefined : new URL(urlOf(poolWorkerUrl), base).href } }, onProgress);
     this.config = info.config;
     this.loadInfo = info;
     return info;

@@ -45,7 +45,7 @@ pub use crate::verify::{Probs, Thresholds};
 pub struct NliConfig {
     #[serde(default)]
     pub name: String,
-    /// The model family (`bert`, `roberta`, `deberta`, `deberta-v2`, `electra`): what
+    /// The model family (`bert`, `roberta`, `deberta-v2`, `electra`: [`ARCHITECTURES`]): what
     /// `models/export_hf.py` exported and the tests pin against PyTorch. Absent: `bert`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "wasm", tsify(type = "string | null"))]
@@ -89,8 +89,8 @@ fn default_output() -> String {
 }
 
 /// The families `models/export_hf.py` exports and `tests/families.rs` pins against PyTorch and
-/// onnxruntime. DeBERTa v1 is refused at load: tract mis-evaluates its relative-position slice
-/// (see [`NliModel::from_bytes`]); DeBERTa v2/v3 runs.
+/// onnxruntime. DeBERTa v1 is refused at load: tract 0.23 cannot evaluate its relative-position
+/// gather, whose bounds come from the sequence length; DeBERTa v2/v3 runs.
 pub const ARCHITECTURES: &[&str] = &["bert", "roberta", "deberta-v2", "electra"];
 
 /// Where each class sits in the model's output.
@@ -124,12 +124,13 @@ impl Labels {
     }
 }
 
-/// One input of the graph, fed from the tokenizer's encoding.
+/// One input of the graph, fed from the tokenizer's encoding (the discriminant indexes the
+/// three columns [`NliModel::score`] builds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Feed {
-    Ids,
-    Mask,
-    Types,
+    Ids = 0,
+    Mask = 1,
+    Types = 2,
 }
 
 pub struct NliModel {
@@ -352,7 +353,7 @@ impl NliModel {
         let labels = labels(&config.id2label)?;
         if let Some(a) = config.architecture.as_deref().filter(|a| !ARCHITECTURES.contains(a)) {
             let why = if a == "deberta" {
-                "DeBERTa v1's relative-position slice is mis-evaluated by tract 0.23 (its bounds are symbolic); DeBERTa v2/v3 works"
+                "tract 0.23 cannot evaluate DeBERTa v1's relative-position gather (its bounds come from the sequence length); DeBERTa v2/v3 works"
             } else {
                 "meetcite has not been tested with it"
             };
@@ -484,18 +485,16 @@ impl NliModel {
                     types[r * len + c] = t as i64;
                 }
             }
-            let mk = |v: &[i64]| -> Result<TValue, NliError> {
-                Ok(tract_ndarray::Array2::from_shape_vec((n, len), v.to_vec()).map_err(|e| NliError::Inference(e.to_string()))?.into_tensor().into_tvalue())
-            };
+            // each graph input takes its column by move (the names are unique, so no column twice)
+            let mut columns = [ids, mask, types];
             let inputs: TVec<TValue> = self
                 .feeds
                 .iter()
-                .map(|f| match f {
-                    Feed::Ids => mk(&ids),
-                    Feed::Mask => mk(&mask),
-                    Feed::Types => mk(&types),
+                .map(|&f| {
+                    let v = std::mem::take(&mut columns[f as usize]);
+                    Ok(tract_ndarray::Array2::from_shape_vec((n, len), v).map_err(|e| NliError::Inference(e.to_string()))?.into_tensor().into_tvalue())
                 })
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<_, NliError>>()?;
             let res = self.plan.run(inputs).map_err(|e| NliError::Inference(format!("{e:#}")))?;
             let logits = res[0].to_plain_array_view::<f32>().map_err(|e| NliError::Inference(e.to_string()))?;
             let k = self.labels.len();

@@ -146,12 +146,7 @@ fn transcript_chunks(a: &Args, path: &str, format_key: &str, at: (usize, usize))
     use meetcite::transcript::{chunk_transcript, ChunkOptions};
     let text = read(path)?;
     let get = |key: &str| per_meeting(a, key, at, false);
-    let number = |key: &str, default: usize| -> Result<usize, String> {
-        match per_meeting(a, key, at, true)? {
-            None => Ok(default),
-            Some(n) => n.parse::<usize>().map_err(|_| format!("--{key} must be a whole number, not {n:?}")),
-        }
-    };
+    let number = |key: &str, default: usize| parse_whole(key, per_meeting(a, key, at, true)?.as_deref(), default);
     let format = per_meeting(a, format_key, at, true)?.unwrap_or_else(|| "auto".into());
     let d = ChunkOptions::default();
     let opts = ChunkOptions {
@@ -182,7 +177,12 @@ fn transcript_chunks(a: &Args, path: &str, format_key: &str, at: (usize, usize))
 
 /// `--key N`, or `default` when absent.
 fn whole_number(a: &Args, key: &str, default: usize) -> Result<usize, String> {
-    match a.opts.get(key) {
+    parse_whole(key, a.opts.get(key).map(String::as_str), default)
+}
+
+/// The value `n` of `--key` as a whole number, or `default` when there is none.
+fn parse_whole(key: &str, n: Option<&str>, default: usize) -> Result<usize, String> {
+    match n {
         None => Ok(default),
         Some(n) => n.parse::<usize>().map_err(|_| format!("--{key} must be a whole number, not {n:?}")),
     }

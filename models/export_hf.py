@@ -16,6 +16,11 @@ into vmap'd index arithmetic that tract does not run). The graph is checked agai
 the parity pairs, and the tokenizer.json written is checked against the checkpoint's own tokenizer on the same
 pairs (ids and type ids), so a label order, an input or a tokenizer that does not fit is found here and not in the
 browser. `--int8` adds weight-only int8 (the form meetcite ships: per-channel int8 weights, f32 compute).
+DeBERTa v1 computes its relative-attention span from the sequence length (`min(seq, max_relative_positions)`),
+which tract cannot bound (`GatherElements: Undetermined symbol`); the export fixes the span at
+`max_relative_positions`, which gives the same logits for every length up to it (the slice and the clamp select the
+same table rows; checked against the unpatched model below) at the cost of scoring every relative position.
+Both rewrites are checked: the reference logits come from the checkpoint as loaded, before any patch.
 
 Labels: meetcite must know which output is which. Named labels in the checkpoint's `id2label` (entailment /
 neutral / contradiction, or supported / unsupported and their common spellings) are used as they are; generic
@@ -108,8 +113,18 @@ def classic_mask(*args, **kwargs):
     return (1.0 - mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
 
 
-def patch_masks(model_type):
-    """Route the families that use transformers' mask utilities to `classic_mask` (see the module doc)."""
+def fixed_span(query_layer, key_layer, max_relative_positions):
+    """Stand-in for DeBERTa v1's `compute_attention_span` (`min(max(q, k), max_relative_positions)`): the span at
+    `max_relative_positions` whatever the length. The rows of the relative table it selects are the same (the
+    slice starts `span` rows lower and every index is `span` higher; the clamp is inactive while the length is at
+    most `max_relative_positions`, and the original returns that same span beyond it), and the graph no longer
+    carries a length-dependent `min` that tract cannot bound."""
+    return torch.tensor(max_relative_positions)
+
+
+def patch_graph(model_type):
+    """Route the families that use transformers' mask utilities to `classic_mask`, and DeBERTa v1 to `fixed_span`
+    (see the module doc). The modeling functions are looked up at call time, so a loaded model sees the patch."""
     import importlib
     mod = {"xlm-roberta": "xlm_roberta", "deberta-v2": "deberta_v2"}.get(model_type, model_type)
     try:
@@ -118,6 +133,10 @@ def patch_masks(model_type):
         return
     if hasattr(m, "create_bidirectional_mask"):
         m.create_bidirectional_mask = classic_mask
+    if model_type == "deberta":
+        if not hasattr(m, "compute_attention_span"):
+            sys.exit("this transformers' DeBERTa v1 has no compute_attention_span to fix; export with transformers 5.x")
+        m.compute_attention_span = fixed_span
 
 
 class Wrapper(torch.nn.Module):
@@ -174,7 +193,6 @@ def main(argv=None):
         sys.exit(f"the model has {len(id2label)} outputs; meetcite takes 3-way NLI or 2-way supported/unsupported checkers")
     labels = canonical_labels(id2label, a.labels, a.supported_label)
 
-    patch_masks(model_type)
     model = AutoModelForSequenceClassification.from_pretrained(a.model, local_files_only=True, attn_implementation="eager")
     model.eval()
     tok = AutoTokenizer.from_pretrained(a.model, local_files_only=True, use_fast=True)
@@ -212,10 +230,12 @@ def main(argv=None):
     w = Wrapper(model, names).eval()
     args = tuple(torch.from_numpy(feeds[n]) for n in names)
     with torch.no_grad():
+        # the reference is the checkpoint as transformers runs it; the patched graph must give the same logits
         ref = model(**{n: torch.from_numpy(feeds[n]) for n in names}).logits.numpy()
+        patch_graph(model_type)
         got = w(*args).numpy()
     if np.abs(ref - got).max() > 1e-5:
-        sys.exit(f"the classic mask changes the model's logits by {np.abs(ref - got).max():.2e}: not exported")
+        sys.exit(f"the export's rewrites (classic mask, fixed span) change the model's logits by {np.abs(ref - got).max():.2e}: not exported")
     f32 = os.path.join(a.out, "model.onnx")
     with torch.no_grad():
         torch.onnx.export(w, args, f32, input_names=names, output_names=["logits"], opset_version=a.opset, dynamo=False,

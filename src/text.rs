@@ -296,9 +296,16 @@ pub fn numbers(tokens: &[Token]) -> Vec<Number> {
                 i += 1;
             }
             value = Some((total + current).to_string());
-        } else if w == "one" && i + 1 < tokens.len() && (scale_value(&tokens[i + 1].norm).is_some() || tokens[i + 1].norm == "percent") {
+        } else if (w == "one" && i + 1 < tokens.len() && (scale_value(&tokens[i + 1].norm).is_some() || tokens[i + 1].norm == "percent"))
+            || matches!(w, "hundred" | "thousand" | "million" | "billion")
+        {
+            // "one hundred", and a scale word with no number before it ("a thousand buttons"):
+            // without this "a hundred" and "a thousand" both read as no number, and a quote
+            // that changed one into the other passed the number check
             let mut v: u64 = 1;
-            i += 1;
+            if w == "one" {
+                i += 1;
+            }
             while i < tokens.len() {
                 match scale_value(&tokens[i].norm) {
                     Some(s) => v *= s,
@@ -377,6 +384,9 @@ mod tests {
         assert_eq!(number_values("a 10% discount"), vec!["10%"]);
         assert_eq!(number_values("twenty five units and 2.50 each"), vec!["25", "2.5"]);
         assert_eq!(number_values("two hundred and five"), vec!["205"]);
+        assert_eq!(number_values("like a thousand buttons"), vec!["1000"]);
+        assert_eq!(number_values("a hundred thousand users, one hundred"), vec!["100000", "100"]);
+        assert!(number_values("I'm at the m").is_empty());
         assert_eq!(number_values("10,000 users, 5k seats"), vec!["10000", "5000"]);
         assert_eq!(number_values("one of them"), Vec::<String>::new());
         assert_eq!(number_values("twelve per cent"), vec!["12%"]);

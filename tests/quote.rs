@@ -9,22 +9,36 @@ fn qmsum_val_cases_accuracy() {
     // held-out cases from QMSum *val* (the threshold was tuned on the train-derived file)
     let mo = MatchOptions::default();
     let (mut tp, mut p, mut tn, mut n) = (0, 0, 0, 0);
+    // kind -> (right, cases): true quotes found, each kind of false quote rejected
+    let mut kinds: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for line in fixture("quotes_test.jsonl").lines() {
         let c: serde_json::Value = serde_json::from_str(line).unwrap();
         let m = match_quote(c["text"].as_str().unwrap(), c["quote"].as_str().unwrap(), &mo);
-        if c["label"].as_bool().unwrap() {
+        let label = c["label"].as_bool().unwrap();
+        if label {
             p += 1;
             tp += m.matched as usize;
         } else {
             n += 1;
             tn += !m.matched as usize;
         }
+        let k = kinds.entry(c["kind"].as_str().unwrap().to_string()).or_default();
+        k.0 += (m.matched == label) as usize;
+        k.1 += 1;
     }
     let bal = (tp as f64 / p as f64 + tn as f64 / n as f64) / 2.0;
-    eprintln!("true quotes found {tp}/{p}, false quotes rejected {tn}/{n}, balanced {bal:.3}");
+    let rate = |k: &str| kinds[k].0 as f64 / kinds[k].1 as f64;
+    let table: Vec<String> = kinds.iter().map(|(k, (r, c))| format!("{k} {r}/{c} ({:.3})", *r as f64 / *c as f64)).collect();
+    eprintln!("true quotes found {tp}/{p}, false quotes rejected {tn}/{n}, balanced {bal:.3}; per kind: {}", table.join(", "));
     assert!(p > 50 && n > 150);
     assert!(bal >= 0.95, "balanced accuracy {bal:.3}");
     assert!(tn as f64 / n as f64 >= 0.97, "false quotes must be rejected");
+    // every kind holds its own floor (today: franken 0.941, number 1.000, invented 1.000, true
+    // 0.954): a change that trades one kind for another shows here, not only in the balance
+    assert_eq!(kinds.len(), 4, "{kinds:?}");
+    for (k, floor) in [("franken", 0.94), ("invented", 0.99), ("number", 0.97), ("true", 0.95)] {
+        assert!(rate(k) >= floor, "{k}: {}", table.join(", "));
+    }
 }
 
 #[test]
@@ -69,6 +83,11 @@ fn numbers_must_match_exactly() {
     let text = "Priya: The pilot discount is now 5% on a hundred seats.";
     let mo = MatchOptions::default();
     assert!(match_quote(text, "The pilot discount is now five percent", &mo).matched);
+    // scale words without a number before them are numbers too
+    let t = "you've got like a hundred buttons on your remote control , you won't use them";
+    let m = match_quote(t, "like a thousand buttons on your remote control , you won't", &mo);
+    assert!(!m.matched && m.missing_numbers == vec!["1000"], "{m:?}");
+    assert!(match_quote(t, "like a hundred buttons on your remote control", &mo).matched);
     let m = match_quote(text, "The pilot discount is now 6% on a hundred seats", &mo);
     assert!(!m.matched && m.missing_numbers == vec!["6%"]);
     let m = match_quote(text, "discount is now 5% on two hundred seats", &mo);

@@ -9,6 +9,7 @@ changes tokenizer.json and parity.jsonl together and the tests still hold.
 
   python tests/families/build.py            # needs models/train/requirements.txt (torch, transformers, onnx...)
   python tests/families/build.py --base target/bench/families    # base-size models for bench/run families
+  python tests/families/build.py --out target/families            # fresh exports elsewhere (scripts/export-check.sh)
 
 Each folder: model.onnx (f32), model-int8.onnx (weight-only int8, config.json's model_file), tokenizer.json,
 config.json, parity.jsonl. The label orders differ on purpose (RoBERTa in roberta-large-mnli's order, ELECTRA as a
@@ -136,7 +137,7 @@ def export(ckpt, out, flags):
 def main():
     args = sys.argv[1:]
     base = "--base" in args
-    dest = args[args.index("--base") + 1] if base else OUT
+    dest = args[args.index("--base") + 1] if base else args[args.index("--out") + 1] if "--out" in args else OUT
     only = [a for a in args if not a.startswith("--") and a != dest]
     tmp = tempfile.mkdtemp(prefix="meetcite-families-")
     try:

@@ -8,12 +8,28 @@ use serde_json::Value;
 pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_CLAIMS: usize = 10_000;
 
-/// A well-formed claim. `source` is the number `n` of `Sn`.
+/// Most `{source, quote}` pairs one claim may carry (its own plus `quotes`): each is aligned in
+/// its source, so the bound keeps one claim's cost in line with a few claims'.
+pub const MAX_QUOTES_PER_CLAIM: usize = 8;
+
+/// A well-formed claim. `source` is the number `n` of `Sn`; `more_quotes` are the further
+/// `{source, quote}` pairs of a claim drawn from several turns or meetings (the answer's
+/// `"quotes"` array, less the pair in `source`/`quote`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct Claim {
     pub index: usize,
     pub text: String,
+    pub source: u32,
+    pub quote: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_quotes: Vec<Cite>,
+}
+
+/// One more quote of a claim: the number `n` of `Sn` and the words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct Cite {
     pub source: u32,
     pub quote: String,
 }
@@ -212,22 +228,65 @@ fn read_claim(index: usize, c: &Value) -> Result<Claim, ClaimError> {
         }
     };
     let text = get_str("text");
-    let source_raw = get_str("source");
-    let quote = get_str("quote");
     let text_ok = text.as_ref().ok().cloned();
-    let src_ok = source_raw.as_ref().ok().cloned();
     let text = match text {
-        Ok(t) if t.trim().is_empty() => return Err(err("text", "is empty".into(), None, src_ok)),
+        Ok(t) if t.trim().is_empty() => return Err(err("text", "is empty".into(), None, get_str("source").ok())),
         Ok(t) => t,
-        Err(p) => return Err(err("text", p, None, src_ok)),
+        Err(p) => return Err(err("text", p, None, get_str("source").ok())),
     };
-    let source = source_raw.and_then(|s| parse_source(&s)).map_err(|p| err("source", p, text_ok.clone(), src_ok.clone()))?;
-    let quote = match quote {
-        Ok(q) if q.trim().is_empty() => return Err(err("quote", "is empty".into(), text_ok, src_ok)),
-        Ok(q) => q,
-        Err(p) => return Err(err("quote", p, text_ok, src_ok)),
+    // several quotes: `"quotes": [{"source", "quote"}, ..]`, beside or instead of the claim's own
+    // `source`/`quote` (which, when absent, are the first of the list); `[]` is no further quote
+    // (what a schema that lists every property as required makes an LLM write)
+    let mut cites = match o.get("quotes") {
+        None => Vec::new(),
+        Some(Value::Array(a)) if a.len() > MAX_QUOTES_PER_CLAIM => {
+            return Err(err("quotes", format!("has {} quotes, at most {MAX_QUOTES_PER_CLAIM} per claim", a.len()), text_ok, None))
+        }
+        Some(Value::Array(a)) => {
+            let mut v = Vec::with_capacity(a.len());
+            for (k, q) in a.iter().enumerate() {
+                let Some(qo) = q.as_object() else {
+                    return Err(err(&format!("quotes[{k}]"), format!("expected an object, found {}", kind(q)), text_ok, None));
+                };
+                let (src, quote) = read_pair(|f| qo.get(f)).map_err(|(f, p, raw)| err(&format!("quotes[{k}].{f}"), p, text_ok.clone(), raw))?;
+                v.push(Cite { source: src, quote });
+            }
+            v
+        }
+        Some(other) => return Err(err("quotes", format!("expected an array, found {}", kind(other)), text_ok, None)),
     };
-    Ok(Claim { index, text, source, quote })
+    let (source, quote) = if cites.is_empty() || o.contains_key("source") || o.contains_key("quote") {
+        read_pair(|f| o.get(f)).map_err(|(f, p, raw)| err(f, p, text_ok.clone(), raw))?
+    } else {
+        let first = cites.remove(0);
+        (first.source, first.quote)
+    };
+    // the pair repeated in the list is one quote, not two
+    cites.retain(|c| !(c.source == source && c.quote == quote));
+    if cites.len() >= MAX_QUOTES_PER_CLAIM {
+        return Err(err("quotes", format!("has {} quotes besides the claim's own, at most {} in all", cites.len(), MAX_QUOTES_PER_CLAIM), text_ok, None));
+    }
+    Ok(Claim { index, text, source, quote, more_quotes: cites })
+}
+
+/// A `{source, quote}` pair read by `get`: the source number and the quote, or the field at
+/// fault, the problem and the raw source string when it was one.
+fn read_pair<'v>(get: impl Fn(&str) -> Option<&'v Value>) -> Result<(u32, String), (&'static str, String, Option<String>)> {
+    let string = |field: &str| -> Result<String, String> {
+        match get(field) {
+            None => Err("missing".into()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(other) => Err(format!("expected a string, found {}", kind(other))),
+        }
+    };
+    let raw = string("source");
+    let src_ok = raw.as_ref().ok().cloned();
+    let source = raw.and_then(|s| parse_source(&s)).map_err(|p| ("source", p, src_ok.clone()))?;
+    match string("quote") {
+        Ok(q) if q.trim().is_empty() => Err(("quote", "is empty".into(), src_ok)),
+        Ok(q) => Ok((source, q)),
+        Err(p) => Err(("quote", p, src_ok)),
+    }
 }
 
 /// Finds the elements of the `"claims"` array in an answer that is still arriving, each as soon

@@ -1,6 +1,7 @@
-//! Stage 7: metrics over a report. Citation recall and precision in the ALCE sense (one citation
-//! per claim: a claim is recalled when its citation supports it; a citation is precise when it
-//! supports its claim), quote match rate, timestamp error against gold times, abstention.
+//! Stage 7: metrics over a report. Citation recall and precision in the ALCE sense (a claim is
+//! recalled when its citations support it; its citations are precise when they support it:
+//! counted per claim, so a claim with several quotes counts once), quote match rate (per quote:
+//! a claim's own and its further ones), timestamp error against gold times, abstention.
 
 use crate::report::{Report, Status};
 use serde::{Deserialize, Serialize};
@@ -45,15 +46,21 @@ pub fn metrics(report: &Report, gold: &Gold) -> Metrics {
     let cited = all.iter().filter(|c| c.source.is_some() && c.status != Status::Unparsable).count();
     let precise =
         all.iter().filter(|c| c.status == Status::Supported || (c.status == Status::Flagged && c.reasons.iter().all(|r| r.code == "superseded"))).count();
-    let with_source = all.iter().filter(|c| c.chunk_id.is_some()).count();
+    // quotes: each claim's own and its further ones, each against its own source
+    let more = all.iter().flat_map(|c| c.more_quotes.iter());
+    let with_source = all.iter().filter(|c| c.chunk_id.is_some()).count() + more.clone().filter(|q| q.chunk_id.is_some()).count();
     let quote_found = all
         .iter()
         .filter(|c| {
             c.chunk_id.is_some()
                 && c.span.is_some()
-                && !c.reasons.iter().any(|r| matches!(r.code.as_str(), "quote_not_found" | "misattributed" | "number_mismatch" | "stitched_quote"))
+                && !c
+                    .reasons
+                    .iter()
+                    .any(|r| r.quote.is_none() && matches!(r.code.as_str(), "quote_not_found" | "misattributed" | "number_mismatch" | "stitched_quote"))
         })
-        .count();
+        .count()
+        + more.filter(|q| q.found).count();
     let mut errs = Vec::new();
     for c in &all {
         if let (Some(Some(g)), Some(t)) = (gold.times.get(c.index), c.time) {

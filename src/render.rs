@@ -59,6 +59,11 @@ fn status_word(s: Status) -> &'static str {
     }
 }
 
+/// Where the claim's misattributed quotes are: its own quote's place, then its further quotes'.
+fn found_in(c: &ClaimVerdict) -> impl Iterator<Item = &crate::report::FoundIn> {
+    c.found_in.iter().chain(c.more_quotes.iter().filter_map(|q| q.found_in.as_ref()))
+}
+
 fn warnings(c: &ClaimVerdict) -> Vec<String> {
     c.reasons.iter().map(|r| r.message.clone()).collect()
 }
@@ -102,6 +107,13 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
         } else if let Some(s) = &c.source {
             h.push_str(&format!(" <span class=\"meetcite-source\">[{}]</span>", escape_html(s)));
         }
+        // a claim drawn from several places: one citation per quote
+        for q in &c.more_quotes {
+            match &q.link {
+                Some(l) => h.push_str(&html_link(l, q.matched_text.as_deref().unwrap_or(&q.quote), "meetcite-cite", "")),
+                None => h.push_str(&format!(" <span class=\"meetcite-source\">[{}]</span>", escape_html(&q.source))),
+            }
+        }
         if c.status != Status::Supported {
             let w = warnings(c);
             let badge = if w.is_empty() { status_word(c.status).to_string() } else { w.join("; ") };
@@ -112,7 +124,7 @@ pub fn render_html(report: &Report, opts: &RenderOptions) -> String {
             ));
         }
         // a misattributed quote: a link to where the words really are
-        if let Some(f) = &c.found_in {
+        for f in found_in(c) {
             h.push_str(&html_link(&f.link, &f.matched_text, "meetcite-found", "found in "));
         }
         h.push_str("</li>\n");
@@ -134,13 +146,13 @@ pub fn render_markdown(report: &Report, opts: &RenderOptions) -> String {
         }
         n += 1;
         m.push_str(&format!("{n}. {}", escape_md(&c.text)));
-        if let Some(l) = &c.link {
+        for l in c.link.iter().chain(c.more_quotes.iter().filter_map(|q| q.link.as_ref())) {
             m.push_str(&md_link(l, ""));
         }
         if c.status != Status::Supported {
             m.push_str(&format!(" \u{26a0} *{}*", escape_md(&warnings(c).join("; "))));
         }
-        if let Some(f) = &c.found_in {
+        for f in found_in(c) {
             m.push_str(&md_link(&f.link, "found in "));
         }
         m.push('\n');

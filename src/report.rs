@@ -52,6 +52,11 @@ pub enum Policy {
 pub struct Reason {
     pub code: String,
     pub message: String,
+    /// Which of the claim's quotes the reason is about, when it is one of its further quotes
+    /// (2 for the first of [`ClaimVerdict::more_quotes`], as the message says); absent for the
+    /// claim's own quote and for the claim as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +98,38 @@ pub struct ClaimVerdict {
     /// A quote that is not in the cited source but is, word for word (same threshold, numbers
     /// and stitching rules), in another source of the same context: where it is. Only sources the
     /// LLM was given are searched, so nothing about a source the viewer may not see can show here.
+    #[serde(default)]
+    #[cfg_attr(feature = "wasm", tsify(type = "FoundIn | null"))]
+    pub found_in: Option<FoundIn>,
+    /// The claim's further quotes (an answer's `"quotes"` beyond the first), each matched in its
+    /// own source, with its span, speaker, time and link. A quote here that is not found, or not
+    /// exactly, flags the claim with a reason that names it (`quote 2 (S4): ...`); the speaker
+    /// check and the support score read every quoted turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_quotes: Vec<QuoteVerdict>,
+}
+
+/// One further quote of a claim (see [`ClaimVerdict::more_quotes`]): the same fields as the
+/// claim's own quote. `span` is in the text of the chunk `chunk_id` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct QuoteVerdict {
+    /// The source label as cited (`S4`).
+    pub source: String,
+    pub quote: String,
+    /// Found: score at the threshold, numbers equal, not stitched.
+    pub found: bool,
+    pub quote_score: Option<f64>,
+    pub span: Option<(usize, usize)>,
+    pub matched_text: Option<String>,
+    pub speaker: Option<String>,
+    pub time: Option<f64>,
+    pub time_source: Option<String>,
+    pub link: Option<DeepLink>,
+    pub chunk_id: Option<String>,
+    pub meeting_id: Option<String>,
+    pub meeting_title: Option<String>,
+    pub date: Option<String>,
     #[serde(default)]
     #[cfg_attr(feature = "wasm", tsify(type = "FoundIn | null"))]
     pub found_in: Option<FoundIn>,
@@ -233,15 +270,21 @@ impl Report {
 
 impl ClaimVerdict {
     /// Express the spans (UTF-8 bytes) in `enc`: `span` is converted over the text of the chunk
-    /// it points into, found by `chunk_id`, else by the cited label; `found_in.span` over its
-    /// chunk's text.
+    /// it points into, found by `chunk_id`, else by the cited label; `found_in.span` and the
+    /// further quotes' spans over their chunks' texts.
     pub fn encode_spans(&mut self, sources: &[Source], enc: PositionEncoding) {
         if enc == PositionEncoding::Utf8 {
             return;
         }
-        if let Some(f) = self.found_in.as_mut() {
-            if let Some(s) = sources.iter().find(|s| s.chunk.id == f.chunk_id) {
+        let by_chunk = |id: &str| sources.iter().find(|s| s.chunk.id == id);
+        for f in self.found_in.iter_mut().chain(self.more_quotes.iter_mut().filter_map(|q| q.found_in.as_mut())) {
+            if let Some(s) = by_chunk(&f.chunk_id) {
                 enc.encode(&s.chunk.text, &mut [&mut f.span.0, &mut f.span.1]);
+            }
+        }
+        for q in &mut self.more_quotes {
+            if let (Some((a, b)), Some(s)) = (q.span.as_mut(), q.chunk_id.as_deref().and_then(by_chunk)) {
+                enc.encode(&s.chunk.text, &mut [a, b]);
             }
         }
         let Some((mut start, mut end)) = self.span else {

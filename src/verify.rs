@@ -5,7 +5,7 @@ use crate::answer::{parse_answer, AnswerError, Claim};
 use crate::attribution::{same_subject_counts, speaker_mismatch, subject_words};
 use crate::context::{Chunk, Source};
 use crate::quote::{locate, Haystack, Location, MatchOptions, QuoteMatch};
-use crate::report::deep_link;
+use crate::report::{deep_link, DeepLink, QuoteVerdict};
 // the report types lived here; their old paths keep working
 pub use crate::report::{ClaimVerdict, Conflict, Counts, FoundIn, NliScores, Policy, Probs, Reason, Report, Side, Status};
 use crate::support::{Evidence, NliPart, Support, SupportConfig};
@@ -173,7 +173,7 @@ pub fn nli_plan(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
 }
 
 fn reason(code: &str, message: String) -> Reason {
-    Reason { code: code.into(), message }
+    Reason { code: code.into(), message, quote: None }
 }
 
 pub const ABSTAIN_MESSAGE: &str = "The meetings provided do not answer this question.";
@@ -583,6 +583,7 @@ fn blank(index: usize, text: String, source: Option<String>, quote: String, stat
         meeting_title: None,
         date: None,
         found_in: None,
+        more_quotes: Vec::new(),
     }
 }
 
@@ -642,36 +643,43 @@ impl Elsewhere {
     }
 }
 
-pub(crate) fn check_claim<'s>(
-    c: &Claim,
+/// One `{source, quote}` of a claim, matched in its source.
+struct Cited<'s> {
+    src: &'s Source,
+    m: QuoteMatch,
+    /// what is wrong with the quote (not found, stitched, numbers, too long, misattributed)
+    problems: Vec<Reason>,
+    /// where the words are when they are not in the cited source but in another one
+    found_in: Option<FoundIn>,
+    /// where the span sits, when the quote is (approximately) there
+    loc: Option<Location>,
+}
+
+/// Match `quote` in source `n`: `Err` (an `unknown_source` reason) when there is no such source.
+fn match_cite<'s>(
+    n: u32,
+    quote: &str,
     sources: &'s [Source],
     hay: &[std::cell::OnceCell<Haystack>],
     elsewhere: &mut Elsewhere,
-    speakers: &[String],
-    opts: &VerifyOptions,
-) -> Work<'s> {
-    let label = format!("S{}", c.source);
-    let Some(si) = crate::context::position(sources, c.source) else {
+    opts: &MatchOptions,
+) -> Result<Cited<'s>, Reason> {
+    let Some(si) = crate::context::position(sources, n) else {
         let known = match sources.len() {
             0 => "there are no sources".to_string(),
             n => format!("the sources are S1..S{n}"),
         };
-        let why = vec![reason("unknown_source", format!("{label} is not a source ({known})"))];
-        return Work::new(blank(c.index, c.text.clone(), Some(label.clone()), c.quote.clone(), Status::UnknownSource, why), None);
+        return Err(reason("unknown_source", format!("S{n} is not a source ({known})")));
     };
     let src = &sources[si];
     let chunk = &src.chunk;
-    let mut v = blank(c.index, c.text.clone(), Some(label), c.quote.clone(), Status::Flagged, Vec::new());
-    v.chunk_id = Some(chunk.id.clone());
-    v.meeting_id = Some(chunk.meeting_id.clone());
-    v.meeting_title = Some(chunk.meeting_title.clone());
-    v.date = Some(chunk.date.clone());
-    let m: QuoteMatch = hay[si].get_or_init(|| Haystack::new(&chunk.text)).match_quote(&c.quote, &opts.matching);
-    v.quote_score = Some(m.score);
+    let m: QuoteMatch = hay[si].get_or_init(|| Haystack::new(&chunk.text)).match_quote(quote, opts);
+    let mut c = Cited { src, m, problems: Vec::new(), found_in: None, loc: None };
+    let m = &c.m;
     // not (exactly) here: is it in another source the LLM was given? Then it is misattributed,
     // the commonest cause of a wrong citation, and the verdict says where the words are.
     if !m.matched && !m.too_long {
-        if let Some((j, om)) = elsewhere.find(&c.quote, si, sources, hay, &opts.matching) {
+        if let Some((j, om)) = elsewhere.find(quote, si, sources, hay, opts) {
             let other = &sources[j];
             let loc = locate(&other.chunk, om.start, om.end);
             let link = deep_link(
@@ -683,8 +691,8 @@ pub(crate) fn check_claim<'s>(
                 other.chunk.recording_url.as_deref(),
             );
             let msg = format!("the quote is in {} ({}), not {}; cite {}", other.label, link.label, src.label, other.label);
-            v.reasons.push(reason("misattributed", msg));
-            v.found_in = Some(FoundIn {
+            c.problems.push(reason("misattributed", msg));
+            c.found_in = Some(FoundIn {
                 source: other.label.clone(),
                 chunk_id: other.chunk.id.clone(),
                 meeting_id: other.chunk.meeting_id.clone(),
@@ -697,57 +705,192 @@ pub(crate) fn check_claim<'s>(
                 time: loc.time,
                 link,
             });
-            return Work::new(v, Some(chunk));
+            return Ok(c);
         }
     }
     if m.too_long {
-        v.reasons.push(reason("quote_too_long", format!("the quote is longer than {} characters", crate::quote::MAX_QUOTE_CHARS)));
-    } else if m.score < opts.matching.threshold {
-        v.reasons.push(reason("quote_not_found", format!("the quote was not found in {} (best match {:.0}/100)", src.label, m.score)));
+        c.problems.push(reason("quote_too_long", format!("the quote is longer than {} characters", crate::quote::MAX_QUOTE_CHARS)));
+    } else if m.score < opts.threshold {
+        c.problems.push(reason("quote_not_found", format!("the quote was not found in {} (best match {:.0}/100)", src.label, m.score)));
     } else if m.stitched {
-        v.reasons.push(reason("stitched_quote", format!("the quote stitches together distant parts of {} ({} characters skipped)", src.label, m.max_gap)));
+        c.problems.push(reason("stitched_quote", format!("the quote stitches together distant parts of {} ({} characters skipped)", src.label, m.max_gap)));
     }
-    if !m.missing_numbers.is_empty() && m.score >= opts.matching.threshold {
-        v.reasons.push(reason("number_mismatch", format!("the quote's {} not in the transcript at that point", fmt_numbers(&m.missing_numbers))));
+    if !m.missing_numbers.is_empty() && m.score >= opts.threshold {
+        c.problems.push(reason("number_mismatch", format!("the quote's {} not in the transcript at that point", fmt_numbers(&m.missing_numbers))));
     }
+    if m.score >= opts.threshold && !m.too_long {
+        c.loc = Some(locate(chunk, m.start, m.end));
+    }
+    Ok(c)
+}
+
+impl Cited<'_> {
+    fn link(&self, loc: &Location) -> DeepLink {
+        let ch = &self.src.chunk;
+        deep_link(&ch.meeting_title, &ch.meeting_id, &ch.date, loc.time, loc.speaker.as_deref(), ch.recording_url.as_deref())
+    }
+
+    /// The text of the quote's turn(s) (the chunk's turn range around the span). The range comes
+    /// from the chunk's turns, which need not be in order: when it is inverted (a fuzzing find),
+    /// the span's own turn, else the whole chunk.
+    fn turn_text(&self, loc: &Location) -> &str {
+        let chunk = &self.src.chunk;
+        chunk.text.get(loc.turn_start..loc.turn_end).unwrap_or_else(|| {
+            loc.turn.and_then(|i| chunk.turns.as_ref()?.get(i)).and_then(|t| chunk.text.get(t.text_start..t.text_end)).unwrap_or(&chunk.text)
+        })
+    }
+}
+
+pub(crate) fn check_claim<'s>(
+    c: &Claim,
+    sources: &'s [Source],
+    hay: &[std::cell::OnceCell<Haystack>],
+    elsewhere: &mut Elsewhere,
+    speakers: &[String],
+    opts: &VerifyOptions,
+) -> Work<'s> {
+    let label = format!("S{}", c.source);
+    let first = match match_cite(c.source, &c.quote, sources, hay, elsewhere, &opts.matching) {
+        Ok(f) => f,
+        Err(why) => {
+            let mut w = Work::new(blank(c.index, c.text.clone(), Some(label), c.quote.clone(), Status::UnknownSource, vec![why]), None);
+            more_quotes(&mut w, c, sources, hay, elsewhere, opts);
+            return w;
+        }
+    };
+    let chunk = &first.src.chunk;
+    let mut v = blank(c.index, c.text.clone(), Some(label), c.quote.clone(), Status::Flagged, first.problems.clone());
+    v.chunk_id = Some(chunk.id.clone());
+    v.meeting_id = Some(chunk.meeting_id.clone());
+    v.meeting_title = Some(chunk.meeting_title.clone());
+    v.date = Some(chunk.date.clone());
+    v.quote_score = Some(first.m.score);
+    v.found_in = first.found_in.clone();
     let mut w = Work::new(v, Some(chunk));
-    if m.score < opts.matching.threshold || m.too_long {
+    let Some(loc) = first.loc.as_ref() else {
+        more_quotes(&mut w, c, sources, hay, elsewhere, opts);
         return w;
-    }
+    };
+    let m = &first.m;
     let v = &mut w.verdict;
-    let loc = locate(chunk, m.start, m.end);
     let matched = chunk.text[m.start..m.end].to_string();
     v.span = Some((m.start, m.end));
     v.matched_text = Some(matched.clone());
     v.speaker = loc.speaker.clone();
     v.time = Some(loc.time);
     v.time_source = Some(loc.time_source.clone());
-    v.link = Some(deep_link(&chunk.meeting_title, &chunk.meeting_id, &chunk.date, loc.time, loc.speaker.as_deref(), chunk.recording_url.as_deref()));
-    // the turn range comes from the chunk's turns, which need not be in order: when it is
-    // inverted (a fuzzing find), the span's own turn, else the whole chunk
-    let evidence = chunk
-        .text
-        .get(loc.turn_start..loc.turn_end)
-        .unwrap_or_else(|| loc.turn.and_then(|i| chunk.turns.as_ref()?.get(i)).and_then(|t| chunk.text.get(t.text_start..t.text_end)).unwrap_or(&chunk.text));
-    w.quote_turn = Some(evidence.to_string());
+    v.link = Some(first.link(loc));
+    w.quote_turn = Some(first.turn_text(loc).to_string());
     w.quote_speakers = loc.speakers.clone();
-    let missing = claim_numbers_missing(&c.text, evidence, &chunk.date);
+    // the further quotes' turns, speakers and words join the first's: a claim drawn from two
+    // turns is checked against both
+    let found = more_quotes(&mut w, c, sources, hay, elsewhere, opts);
+    let evidence = w.quote_turn.clone().unwrap_or_default();
+    let quoted: Vec<&str> = std::iter::once(matched.as_str()).chain(found.iter().map(|(_, q)| q.matched_text.as_deref().unwrap_or_default())).collect();
+    let v = &mut w.verdict;
+    let missing = claim_numbers_missing(&c.text, &evidence, &chunk.date);
     if !missing.is_empty() {
         v.reasons.push(reason("claim_number_mismatch", format!("the claim's {} not what the transcript says there", fmt_numbers(&missing))));
     }
-    if let Some(named) = speaker_mismatch(&c.text, &matched, &loc.speakers, speakers) {
+    if let Some(named) = speaker_mismatch(&c.text, &quoted.join(" "), &w.quote_speakers, speakers) {
         v.reasons
-            .push(reason("speaker_mismatch", format!("the claim names {} but the quoted words are {}'s", named.join(" and "), loc.speakers.join(" and "))));
+            .push(reason("speaker_mismatch", format!("the claim names {} but the quoted words are {}'s", named.join(" and "), w.quote_speakers.join(" and "))));
     }
     if let Some(nli) = opts.nli {
         let mut budget = nli.max_length().saturating_sub(nli.count_tokens(&c.text) + 4);
         if opts.premise_tokens > 0 {
             budget = budget.min(opts.premise_tokens);
         }
-        w.premise_ctx = Some(crate::support::clean_premise(&context_premise(chunk, &loc, (m.start, m.end), budget, nli)));
-        w.premise_quote = Some(crate::support::clean_premise(&speaker_prefix(loc.speaker.as_deref(), &matched)));
+        // each quote's turn gets an equal share of the premise
+        let share = budget / (1 + found.len());
+        let mut ctx = context_premise(chunk, loc, (m.start, m.end), share, nli);
+        let mut words = speaker_prefix(loc.speaker.as_deref(), &matched);
+        for (cited, q) in &found {
+            let (Some(l), Some(span)) = (cited.loc.as_ref(), q.span) else { continue };
+            ctx.push('\n');
+            ctx.push_str(&context_premise(&cited.src.chunk, l, span, share, nli));
+            words.push('\n');
+            words.push_str(&speaker_prefix(l.speaker.as_deref(), q.matched_text.as_deref().unwrap_or_default()));
+        }
+        w.premise_ctx = Some(crate::support::clean_premise(&ctx));
+        w.premise_quote = Some(crate::support::clean_premise(&words));
     }
     w
+}
+
+/// Match the claim's further quotes (`c.more_quotes`) into `w.verdict.more_quotes`: each one's
+/// problems become the claim's reasons, named by position and source (`quote 2 (S4): ...`); the
+/// turns and speakers of those found join `w.quote_turn` / `w.quote_speakers`. Returns the found
+/// ones (matched in their source, span known), for the premises.
+fn more_quotes<'s>(
+    w: &mut Work<'s>,
+    c: &Claim,
+    sources: &'s [Source],
+    hay: &[std::cell::OnceCell<Haystack>],
+    elsewhere: &mut Elsewhere,
+    opts: &VerifyOptions,
+) -> Vec<(Cited<'s>, QuoteVerdict)> {
+    let mut found = Vec::new();
+    for (k, cite) in c.more_quotes.iter().enumerate() {
+        let label = format!("S{}", cite.source);
+        let mut q = QuoteVerdict {
+            source: label.clone(),
+            quote: cite.quote.clone(),
+            found: false,
+            quote_score: None,
+            span: None,
+            matched_text: None,
+            speaker: None,
+            time: None,
+            time_source: None,
+            link: None,
+            chunk_id: None,
+            meeting_id: None,
+            meeting_title: None,
+            date: None,
+            found_in: None,
+        };
+        let named = |r: Reason| Reason { message: format!("quote {} ({label}): {}", k + 2, r.message), quote: Some(k + 2), ..r };
+        let cited = match match_cite(cite.source, &cite.quote, sources, hay, elsewhere, &opts.matching) {
+            Ok(x) => x,
+            Err(why) => {
+                w.verdict.reasons.push(named(why));
+                w.verdict.more_quotes.push(q);
+                continue;
+            }
+        };
+        let ch = &cited.src.chunk;
+        q.found = cited.problems.is_empty();
+        q.quote_score = Some(cited.m.score);
+        q.chunk_id = Some(ch.id.clone());
+        q.meeting_id = Some(ch.meeting_id.clone());
+        q.meeting_title = Some(ch.meeting_title.clone());
+        q.date = Some(ch.date.clone());
+        q.found_in = cited.found_in.clone();
+        w.verdict.reasons.extend(cited.problems.iter().cloned().map(named));
+        if let Some(loc) = cited.loc.as_ref() {
+            q.span = Some((cited.m.start, cited.m.end));
+            q.matched_text = Some(ch.text[cited.m.start..cited.m.end].to_string());
+            q.speaker = loc.speaker.clone();
+            q.time = Some(loc.time);
+            q.time_source = Some(loc.time_source.clone());
+            q.link = Some(cited.link(loc));
+            if let Some(t) = w.quote_turn.as_mut() {
+                t.push('\n');
+                t.push_str(cited.turn_text(loc));
+            }
+            for s in &loc.speakers {
+                if !w.quote_speakers.contains(s) {
+                    w.quote_speakers.push(s.clone());
+                }
+            }
+            w.verdict.more_quotes.push(q.clone());
+            found.push((cited, q));
+        } else {
+            w.verdict.more_quotes.push(q);
+        }
+    }
+    found
 }
 
 fn fmt_numbers(n: &[String]) -> String {
@@ -976,7 +1119,8 @@ fn feedback_text(claims: &[ClaimVerdict], sources: &[Source]) -> Option<String> 
     let mut t = String::from("Some claims in your answer could not be verified. Fix or remove them and answer again in the same JSON format.\n");
     for c in bad {
         let why: Vec<&str> = c.reasons.iter().map(|r| r.message.as_str()).collect();
-        t.push_str(&format!("- claim {} ({:?}, cited {}): {}.\n", c.index + 1, c.text, c.source.as_deref().unwrap_or("?"), why.join("; ")));
+        let cited: Vec<&str> = std::iter::once(c.source.as_deref().unwrap_or("?")).chain(c.more_quotes.iter().map(|q| q.source.as_str())).collect();
+        t.push_str(&format!("- claim {} ({:?}, cited {}): {}.\n", c.index + 1, c.text, cited.join(", "), why.join("; ")));
     }
     let labels: Vec<&str> = sources.iter().map(|s| s.label.as_str()).collect();
     t.push_str(&format!(

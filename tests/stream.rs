@@ -121,6 +121,7 @@ fn cases() -> Vec<(&'static str, Vec<Source>, String)> {
         ("pricing broken claims", pricing.clone(), broken),
         ("pricing unicode", pricing, unicode),
         ("qmsum", qmsum, fixture("qmsum_answer.json")),
+        ("pricing several quotes per claim", pricing_context().sources, fixture("pricing_answer_quotes.json")),
     ]
 }
 

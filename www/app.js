@@ -302,11 +302,15 @@ function onRecordingFile(dropped) {
 // chunk text: plain slice()) in the colour of its verdict; a mark seeks the media, by click or Enter.
 function renderTranscript(report, ctx) {
   const box = $('transcript');
-  const marks = new Map(); // chunk id -> [{start, end, claim, index}]
+  const marks = new Map(); // chunk id -> [{start, end, claim, link, index}]
+  const ids = new Set(); // claims whose first mark is placed
   (report?.claims || []).forEach((c, index) => {
-    if (!c.span || !c.chunk_id) return;
-    if (!marks.has(c.chunk_id)) marks.set(c.chunk_id, []);
-    marks.get(c.chunk_id).push({ start: c.span[0], end: c.span[1], claim: c, index });
+    // the claim's own quote and its further ones, each in its own chunk, in the claim's colour
+    for (const q of [c, ...(c.more_quotes || [])]) {
+      if (!q.span || !q.chunk_id) continue;
+      if (!marks.has(q.chunk_id)) marks.set(q.chunk_id, []);
+      marks.get(q.chunk_id).push({ start: q.span[0], end: q.span[1], claim: c, link: q.link, index });
+    }
   });
   const blocks = [];
   for (const src of ctx.sources) {
@@ -327,11 +331,15 @@ function renderTranscript(report, ctx) {
         if (b <= a) continue;
         p.append(ch.text.slice(at, a));
         const c = m.claim;
+        // the claim's first mark carries its id (showInTranscript scrolls there); a span across
+        // turns, or a claim's further quotes, get marks without one
+        const id = ids.has(m.index) ? null : `cite-span-${m.index}`;
+        ids.add(m.index);
         p.append(el('mark', {
-          class: `cite-span status-${c.status}`, id: `cite-span-${m.index}`, tabindex: 0, 'data-claim': m.index, 'data-seconds': c.link?.seconds,
+          class: `cite-span status-${c.status}`, id, tabindex: 0, 'data-claim': m.index, 'data-seconds': m.link?.seconds,
           title: `Claim ${m.index + 1} (${c.status}): ${c.text}`,
-          onclick: () => c.link && seek(c.link.seconds),
-          onkeydown: (e) => { if (e.key === 'Enter' && c.link) seek(c.link.seconds); },
+          onclick: () => m.link && seek(m.link.seconds),
+          onkeydown: (e) => { if (e.key === 'Enter' && m.link) seek(m.link.seconds); },
           text: ch.text.slice(a, b),
         }));
         at = b;
@@ -414,25 +422,29 @@ function renderReport(report, ctx) {
       el('span', { class: `badge ${STATUS_CLASS[c.status] || ''}`, 'data-role': 'status', text: STATUS_LABEL[c.status] || c.status }),
       el('span', { class: 'claim-text', text: c.text }));
     const meta = el('div', { class: 'claim-meta' });
-    if (c.quote) {
-      meta.append(el('span', { class: 'quote', tabindex: 0, 'aria-label': `Quote: ${c.quote}` }, `“${c.quote}”`, quoteTip(c, src)));
-    }
-    if (c.link) {
-      meta.append(el('button', {
-        type: 'button', class: 'cite', 'data-seconds': c.link.seconds, 'data-meeting': c.link.meeting_id,
-        title: `Play from ${clock(c.link.seconds)}`, onclick: () => { seek(c.link.seconds); showInTranscript(i); }, text: `▶ ${c.link.label}`,
-      }));
-      if (c.link.url) meta.append(el('a', { href: c.link.url, target: '_blank', rel: 'noopener noreferrer', text: 'recording ↗' }));
-    } else if (c.source) {
-      meta.append(el('span', { class: 'badge', text: String(c.source) }));
-    }
-    // a misattributed quote: where the words really are (another source the viewer may see)
-    if (c.found_in) {
-      const f = c.found_in;
-      meta.append(el('button', {
-        type: 'button', class: 'cite found', 'data-found': f.source, 'data-seconds': f.link.seconds, 'data-meeting': f.link.meeting_id,
-        title: `The quote is in ${f.source}: play from ${clock(f.link.seconds)}`, onclick: () => seek(f.link.seconds), text: `found in ${f.source}: ▶ ${f.link.label}`,
-      }));
+    // the claim's own quote, then its further ones (a claim drawn from several turns or meetings)
+    for (const q of [c, ...(c.more_quotes || [])]) {
+      const qsrc = q === c ? src : sourceFor(ctx, q);
+      if (q.quote) {
+        meta.append(el('span', { class: 'quote', tabindex: 0, 'aria-label': `Quote: ${q.quote}` }, `“${q.quote}”`, quoteTip(q, qsrc)));
+      }
+      if (q.link) {
+        meta.append(el('button', {
+          type: 'button', class: 'cite', 'data-seconds': q.link.seconds, 'data-meeting': q.link.meeting_id,
+          title: `Play from ${clock(q.link.seconds)}`, onclick: () => { seek(q.link.seconds); showInTranscript(i); }, text: `▶ ${q.link.label}`,
+        }));
+        if (q.link.url) meta.append(el('a', { href: q.link.url, target: '_blank', rel: 'noopener noreferrer', text: 'recording ↗' }));
+      } else if (q.source) {
+        meta.append(el('span', { class: 'badge', text: String(q.source) }));
+      }
+      // a misattributed quote: where the words really are (another source the viewer may see)
+      if (q.found_in) {
+        const f = q.found_in;
+        meta.append(el('button', {
+          type: 'button', class: 'cite found', 'data-found': f.source, 'data-seconds': f.link.seconds, 'data-meeting': f.link.meeting_id,
+          title: `The quote is in ${f.source}: play from ${clock(f.link.seconds)}`, onclick: () => seek(f.link.seconds), text: `found in ${f.source}: ▶ ${f.link.label}`,
+        }));
+      }
     }
     for (const r of reasons) {
       meta.append(el('span', { class: `badge ${r.severity === 'info' ? '' : 'warn'}`, 'data-reason': r.code || '', title: r.message || '', text: `⚠ ${(r.code || r.message || '').replace(/_/g, ' ')}` }));

@@ -109,6 +109,32 @@ pub fn check_report(r: &Report, sources: &[Source], opts: &VerifyOptions) {
         }
         if v.status == Status::Supported {
             assert!(v.reasons.is_empty() && v.quote_score.is_some_and(|s| s >= opts.matching.threshold));
+            assert!(v.more_quotes.iter().all(|q| q.found), "a supported claim has every quote found");
+        }
+        // a claim's further quotes: real spans in sources of this context, places in other
+        // sources of it; one citing a source the viewer may not see leaks nothing about it
+        for q in &v.more_quotes {
+            match q.chunk_id.as_ref() {
+                None => assert!(q.span.is_none() && q.link.is_none() && q.meeting_title.is_none() && q.found_in.is_none() && !q.found),
+                Some(id) => {
+                    let src = sources.iter().find(|s| &s.chunk.id == id).expect("a further quote's chunk is in the context");
+                    if let Some((a, b)) = q.span {
+                        let t = &src.chunk.text;
+                        assert!(a <= b && b <= t.len() && t.is_char_boundary(a) && t.is_char_boundary(b), "span {a}..{b}");
+                        assert_eq!(q.matched_text.as_deref(), Some(&t[a..b]));
+                    }
+                    if let Some(f) = &q.found_in {
+                        assert!(sources.iter().any(|s| s.label == f.source && s.chunk.id == f.chunk_id));
+                        assert!(v.reasons.iter().any(|r| r.code == "misattributed" && r.quote.is_some()));
+                    }
+                }
+            }
+            if !q.found {
+                assert_ne!(v.status, Status::Supported);
+            }
+            for u in q.link.iter().filter_map(|l| l.url.as_ref()).chain(q.found_in.iter().filter_map(|f| f.link.url.as_ref())) {
+                assert!(safe_url(u), "unsafe link {u:?}");
+            }
         }
     }
     for hide in [false, true] {

@@ -179,6 +179,14 @@ fn exercise(chunks: &[Chunk], question: String, budget: usize) {
             })
             .collect();
         claims.push(serde_json::json!({"text": "hidden", "source": format!("S{}", ctx.sources.len() + 1), "quote": "salary"}));
+        // one claim quoting every source it can (several quotes per claim), the last further quote
+        // citing a source that does not exist for this viewer
+        if let Some(first) = claims.first().cloned() {
+            let mut more: Vec<serde_json::Value> = claims.iter().skip(1).map(|c| serde_json::json!({"source": c["source"], "quote": c["quote"]})).collect();
+            more.truncate(meetcite::answer::MAX_QUOTES_PER_CLAIM - 2);
+            more.push(serde_json::json!({"source": format!("S{}", ctx.sources.len() + 1), "quote": "salary"}));
+            claims.push(serde_json::json!({"text": first["text"], "source": first["source"], "quote": first["quote"], "quotes": more}));
+        }
         let answer = serde_json::json!({ "claims": claims }).to_string();
         let vo = VerifyOptions::default();
         let r = verify(&answer, &ctx.sources, &vo).expect("a well-formed answer verifies");

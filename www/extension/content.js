@@ -63,34 +63,37 @@
         for (const c of res.report.claims) {
           const [label, fg, bg] = STATUS[c.status] || [c.status, '#333', '#eee'];
           const parts = [span('badge', label, { color: fg, background: bg }), document.createTextNode(c.text)];
-          if (c.link) {
-            const b = document.createElement('button');
-            b.className = 'cite';
-            b.dataset.seconds = String(c.link.seconds);
-            b.textContent = `▶ ${c.link.label}`;
-            b.addEventListener('click', () => {
-              const m = media();
-              if (m) {
-                m.currentTime = c.link.seconds;
-                m.dataset.meetciteSeeked = String(c.link.seconds);
-              } else if (c.link.url) window.open(c.link.url, '_blank', 'noopener');
-            });
-            parts.push(document.createElement('br'), b);
-          }
-          // the cited words in their transcript, marked on the exact characters in the verdict's
-          // colour (span: UTF-16 offsets into the source chunk's text)
-          const src = c.span && (res.sources || []).find((s) => s.chunk.id === c.chunk_id);
-          if (src) {
-            const t = src.chunk.text;
-            const [a, z] = c.span;
-            const from = Math.max(0, a - 60);
-            const to = Math.min(t.length, z + 60);
-            const m = document.createElement('mark');
-            m.textContent = t.slice(a, z);
-            Object.assign(m.style, { background: bg, boxShadow: `inset 0 -2px ${fg}` });
-            const ctx = span('ctx', `${from > 0 ? '…' : ''}${t.slice(from, a)}`);
-            ctx.append(m, `${t.slice(z, to)}${to < t.length ? '…' : ''}`);
-            parts.push(ctx);
+          // the claim's own quote and its further ones: a seek button and the marked words each
+          for (const q of [c, ...(c.more_quotes || [])]) {
+            if (q.link) {
+              const b = document.createElement('button');
+              b.className = 'cite';
+              b.dataset.seconds = String(q.link.seconds);
+              b.textContent = `▶ ${q.link.label}`;
+              b.addEventListener('click', () => {
+                const m = media();
+                if (m) {
+                  m.currentTime = q.link.seconds;
+                  m.dataset.meetciteSeeked = String(q.link.seconds);
+                } else if (q.link.url) window.open(q.link.url, '_blank', 'noopener');
+              });
+              parts.push(document.createElement('br'), b);
+            }
+            // the cited words in their transcript, marked on the exact characters in the verdict's
+            // colour (span: UTF-16 offsets into the source chunk's text)
+            const src = q.span && (res.sources || []).find((s) => s.chunk.id === q.chunk_id);
+            if (src) {
+              const t = src.chunk.text;
+              const [a, z] = q.span;
+              const from = Math.max(0, a - 60);
+              const to = Math.min(t.length, z + 60);
+              const m = document.createElement('mark');
+              m.textContent = t.slice(a, z);
+              Object.assign(m.style, { background: bg, boxShadow: `inset 0 -2px ${fg}` });
+              const ctx = span('ctx', `${from > 0 ? '…' : ''}${t.slice(from, a)}`);
+              ctx.append(m, `${t.slice(z, to)}${to < t.length ? '…' : ''}`);
+              parts.push(ctx);
+            }
           }
           if (c.reasons.length) parts.push(document.createElement('br'), span('why', c.reasons.map((r) => r.message).join('; ')));
           const li = item(parts);

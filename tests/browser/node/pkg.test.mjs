@@ -346,6 +346,36 @@ test('misattributed quote: found_in names the other source, with a UTF-16 span a
   assert.match(m.renderHtml(r, {}), /class="meetcite-found"/);
 });
 
+test('several quotes per claim: each matched in its own source, UTF-16 spans, named reasons', () => {
+  const ctx = m.buildContext([
+    chunk({ id: 'c1', text: 'Luis: 🎉 the pilot runs for three months, that is settled.' }),
+    chunk({ id: 'c2', meeting_id: 'm2', meeting_title: 'Pricing review', date: '2024-05-03', recording_url: 'https://rec.example.com/m2.mp4' }),
+  ], { order: 'date' });
+  const answer = JSON.stringify({ claims: [
+    { text: 'A three month pilot at ten percent.', quotes: [
+      { source: 'S1', quote: 'the pilot runs for three months' },
+      { source: 'S2', quote: 'we agreed on a ten percent discount for annual plans' }] },
+    { text: 'Two quotes, one invented.', source: 'S1', quote: 'the pilot runs for three months', quotes: [{ source: 'S2', quote: 'we will ship the pilot to the moon in June' }] },
+  ] });
+  assert.deepEqual(m.parseAnswer(answer).claims[0].more_quotes, [{ source: 2, quote: 'we agreed on a ten percent discount for annual plans' }]);
+  const r = m.verify(answer, ctx.sources, { policy: 'warn' });
+  const [both, half] = r.claims;
+  assert.equal(both.status, 'supported', JSON.stringify(both.reasons));
+  const q = both.more_quotes[0];
+  assert.equal(q.found, true);
+  assert.equal(q.chunk_id, 'c2');
+  assert.equal(EMOJI_TEXT.slice(...q.span), 'we agreed on a ten percent discount for annual plans', 'UTF-16 offsets into S2');
+  assert.equal(q.link.url, `https://rec.example.com/m2.mp4#t=${q.link.seconds}`);
+  assert.equal(half.status, 'flagged');
+  assert.deepEqual(half.reasons.map((x) => [x.code, x.quote]), [['quote_not_found', 2]]);
+  assert.match(half.reasons[0].message, /^quote 2 \(S2\): the quote was not found in S2/);
+  assert.equal(half.more_quotes[0].found, false);
+  assert.equal((m.renderHtml(r, {}).split('\n').find((l) => l.includes('three month pilot')).match(/class="meetcite-cite"/g) || []).length, 2);
+  // a bad further quote is an error on that claim only, with its field
+  const bad = m.parseAnswer(JSON.stringify({ claims: [{ text: 't', source: 'S1', quote: 'q', quotes: [{ source: 'X' , quote: 'q' }] }] }));
+  assert.equal(bad.errors[0].field, 'quotes[0].source');
+});
+
 test('verify the pricing example without a model: history, numbers, speakers, unknown source', () => {
   const f = fixture('pricing_chunks.json');
   if (!existsSync(f)) return;

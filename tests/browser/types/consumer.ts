@@ -4,7 +4,7 @@
 // checks generated from real reports: every field the runtime sends is read here with the type
 // its value has, and every object's keys must be the keys its type declares.
 import init, { buildContext, chunkTranscript, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, stream, verify, version, Verifier } from 'meetcite';
-import type { AnswerStream, Chunk, Chunked, ClaimVerdict, Context, Finished, FoundIn, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, Report, Source, StreamEvent, Support } from 'meetcite';
+import type { AnswerStream, Chunk, Chunked, ClaimVerdict, Context, Finished, FoundIn, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, QuoteVerdict, Report, Source, StreamEvent, Support } from 'meetcite';
 import { VerifierPool } from 'meetcite/pool';
 import { VerifierWorker } from 'meetcite/worker';
 import type { LoadInfo, ModelProgress, RemoteStream } from 'meetcite/worker';
@@ -67,6 +67,10 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   // a misattributed quote: where it is, with a UTF-16 span and a deep link
   const found: FoundIn | null = first?.found_in ?? null;
   const foundAt: string = found ? `${found.source} ${found.span[0]}-${found.span[1]} ${found.link.label} ${found.speaker ?? ''}` : '';
+  // a claim's further quotes, each with its own place and link; which quote a reason is about
+  const more: QuoteVerdict[] = first?.more_quotes ?? [];
+  const places: string = more.map((q) => `${q.source} ${q.found} ${q.span ? q.span[0] : ''} ${q.link?.label ?? ''} ${q.found_in?.source ?? ''}`).join(';');
+  const about: number | null | undefined = first?.reasons[0]?.quote;
   const link = deepLink('Pricing sync', 'm1', '2024-04-12', 1807, 'Dana Okafor', null);
   const met = metrics(pooled, { times: [1807, null], answerable: true });
   try {
@@ -76,7 +80,7 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   }
   const sources: Source[] = ctx.sources;
   return [v, again.length, parsed.errors.length, m.start, plain.counts.supported, config.max_length, html, support?.score, first?.status,
-    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, detected, foundAt,
+    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, detected, foundAt, places, about,
     sent.length, endedReport.counts.supported, ended.events.length, plainStream.length, remoteEvents.length, remoteEnd.report.abstain, live.text].join();
 }
 

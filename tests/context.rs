@@ -64,9 +64,10 @@ fn duplicates_and_budget() {
     let ctx = build_context(&chunks, &ContextOptions::default());
     assert_eq!(ctx.sources.len(), 3);
     assert!(ctx.dropped.contains(&"apr-1-copy".to_string()));
-    let small = build_context(&chunks, &ContextOptions { max_tokens: Some(300), ..Default::default() });
-    assert!(small.sources.len() < 3 && !small.sources.is_empty());
-    assert!(small.prompt.len() / 4 <= 300 + 50);
+    // a budget that holds the instructions (~220 tokens) and one or two sources
+    let small = build_context(&chunks, &ContextOptions { max_tokens: Some(400), ..Default::default() });
+    assert!(small.sources.len() < 3 && !small.sources.is_empty(), "{} sources", small.sources.len());
+    assert!(small.prompt.len() / 4 <= 400 + 50);
     assert_eq!(small.sources[0].chunk.id, "apr-1", "the strongest chunk survives");
 }
 

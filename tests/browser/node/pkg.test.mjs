@@ -355,7 +355,7 @@ test('several quotes per claim: each matched in its own source, UTF-16 spans, na
     { text: 'A three month pilot at ten percent.', quotes: [
       { source: 'S1', quote: 'the pilot runs for three months' },
       { source: 'S2', quote: 'we agreed on a ten percent discount for annual plans' }] },
-    { text: 'Two quotes, one invented.', source: 'S1', quote: 'the pilot runs for three months', quotes: [{ source: 'S2', quote: 'we will ship the pilot to the moon in June' }] },
+    { text: 'The pilot runs for three months and ships to the moon.', source: 'S1', quote: 'the pilot runs for three months', quotes: [{ source: 'S2', quote: 'we will ship the pilot to the moon in June' }] },
   ] });
   assert.deepEqual(m.parseAnswer(answer).claims[0].more_quotes, [{ source: 2, quote: 'we agreed on a ten percent discount for annual plans' }]);
   const r = m.verify(answer, ctx.sources, { policy: 'warn' });

@@ -725,6 +725,15 @@ fn match_cite<'s>(
 }
 
 impl Cited<'_> {
+    /// The matched words in the source's text (empty when the quote was not found there).
+    fn words(&self) -> &str {
+        if self.loc.is_some() {
+            &self.src.chunk.text[self.m.start..self.m.end]
+        } else {
+            ""
+        }
+    }
+
     fn link(&self, loc: &Location) -> DeepLink {
         let ch = &self.src.chunk;
         deep_link(&ch.meeting_title, &ch.meeting_id, &ch.date, loc.time, loc.speaker.as_deref(), ch.recording_url.as_deref())
@@ -786,7 +795,7 @@ pub(crate) fn check_claim<'s>(
     // turns is checked against both
     let found = more_quotes(&mut w, c, sources, hay, elsewhere, opts);
     let evidence = w.quote_turn.clone().unwrap_or_default();
-    let quoted: Vec<&str> = std::iter::once(matched.as_str()).chain(found.iter().map(|(_, q)| q.matched_text.as_deref().unwrap_or_default())).collect();
+    let quoted: Vec<&str> = std::iter::once(matched.as_str()).chain(found.iter().map(Cited::words)).collect();
     let v = &mut w.verdict;
     let missing = claim_numbers_missing(&c.text, &evidence, &chunk.date);
     if !missing.is_empty() {
@@ -805,12 +814,12 @@ pub(crate) fn check_claim<'s>(
         let share = budget / (1 + found.len());
         let mut ctx = context_premise(chunk, loc, (m.start, m.end), share, nli);
         let mut words = speaker_prefix(loc.speaker.as_deref(), &matched);
-        for (cited, q) in &found {
-            let (Some(l), Some(span)) = (cited.loc.as_ref(), q.span) else { continue };
+        for cited in &found {
+            let Some(l) = cited.loc.as_ref() else { continue };
             ctx.push('\n');
-            ctx.push_str(&context_premise(&cited.src.chunk, l, span, share, nli));
+            ctx.push_str(&context_premise(&cited.src.chunk, l, (cited.m.start, cited.m.end), share, nli));
             words.push('\n');
-            words.push_str(&speaker_prefix(l.speaker.as_deref(), q.matched_text.as_deref().unwrap_or_default()));
+            words.push_str(&speaker_prefix(l.speaker.as_deref(), cited.words()));
         }
         w.premise_ctx = Some(crate::support::clean_premise(&ctx));
         w.premise_quote = Some(crate::support::clean_premise(&words));
@@ -821,7 +830,7 @@ pub(crate) fn check_claim<'s>(
 /// Match the claim's further quotes (`c.more_quotes`) into `w.verdict.more_quotes`: each one's
 /// problems become the claim's reasons, named by position and source (`quote 2 (S4): ...`); the
 /// turns and speakers of those found join `w.quote_turn` / `w.quote_speakers`. Returns the found
-/// ones (matched in their source, span known), for the premises.
+/// ones (matched in their source, span known: `loc` is set), for the premises.
 fn more_quotes<'s>(
     w: &mut Work<'s>,
     c: &Claim,
@@ -829,7 +838,7 @@ fn more_quotes<'s>(
     hay: &[std::cell::OnceCell<Haystack>],
     elsewhere: &mut Elsewhere,
     opts: &VerifyOptions,
-) -> Vec<(Cited<'s>, QuoteVerdict)> {
+) -> Vec<Cited<'s>> {
     let mut found = Vec::new();
     for (k, cite) in c.more_quotes.iter().enumerate() {
         let label = format!("S{}", cite.source);
@@ -870,7 +879,7 @@ fn more_quotes<'s>(
         w.verdict.reasons.extend(cited.problems.iter().cloned().map(named));
         if let Some(loc) = cited.loc.as_ref() {
             q.span = Some((cited.m.start, cited.m.end));
-            q.matched_text = Some(ch.text[cited.m.start..cited.m.end].to_string());
+            q.matched_text = Some(cited.words().to_string());
             q.speaker = loc.speaker.clone();
             q.time = Some(loc.time);
             q.time_source = Some(loc.time_source.clone());
@@ -884,11 +893,9 @@ fn more_quotes<'s>(
                     w.quote_speakers.push(s.clone());
                 }
             }
-            w.verdict.more_quotes.push(q.clone());
-            found.push((cited, q));
-        } else {
-            w.verdict.more_quotes.push(q);
+            found.push(cited);
         }
+        w.verdict.more_quotes.push(q);
     }
     found
 }

@@ -39,6 +39,7 @@ pub const FEATURES: &[&str] = &[
     "decision_unsupported",
     "certainty_unsupported",
     "hedge_dropped",
+    "modal_strengthened",
     "date_mismatch",
     "claim_words",
     "evidence_words",
@@ -529,17 +530,16 @@ const DECISION_CLAIM: &[&str] = &[
     "signed",
 ];
 /// Words of a meeting that show a decision or agreement was reached (strict: "yeah" and "okay"
-/// are in every meeting and prove nothing).
+/// are in every meeting and prove nothing). Not the base forms "decide", "decision", "approve",
+/// "settle": "we need to decide", "the decision on the remote" announce a decision still to be
+/// made, the proposal a claim that says "decided" overstates; a decision taken shows as "decided",
+/// "made a decision", "the decision is".
 const DECISION_EVIDENCE: &[&str] = &[
     "decided",
-    "decide",
-    "decision",
     "agreed",
     "agreement",
     "approved",
-    "approve",
     "settled",
-    "settle",
     "finalized",
     "finalised",
     "concluded",
@@ -569,6 +569,13 @@ const DECISION_EVIDENCE_PHRASES: &[&str] = &[
     "it is then",
     "that's settled",
     "we will go",
+    "made a decision",
+    "made the decision",
+    "made our decision",
+    "final decision",
+    "decision is",
+    "decision was",
+    "decision has been",
 ];
 
 const CERTAIN_CLAIM: &[&str] = &[
@@ -591,7 +598,10 @@ const CERTAIN_CLAIM: &[&str] = &[
 ];
 
 /// Certainty words of a text that are not negated or part of "make sure" ("not sure" is a hedge).
-fn certain_words(text: &str) -> Vec<String> {
+/// In a turn, "very sure", "I'm sure", "we were sure" are a speaker's confidence, not a fact
+/// established, so they prove no certainty; in a claim "was sure" is exactly the certainty a
+/// claim adds ("Dana was sure the pilot would ship"), so only `in_claim == false` drops them.
+fn certain_words(text: &str, in_claim: bool) -> Vec<String> {
     let toks: Vec<String> = raw_tokens(text).into_iter().map(|t| t.norm).collect();
     let mut out = Vec::new();
     for (k, w) in toks.iter().enumerate() {
@@ -599,40 +609,24 @@ fn certain_words(text: &str) -> Vec<String> {
             continue;
         }
         let prev: Vec<&str> = toks[k.saturating_sub(2)..k].iter().map(String::as_str).collect();
-        if prev.iter().any(|p| {
-            matches!(
-                *p,
-                "not"
-                    | "nt"
-                    | "never"
-                    | "make"
-                    | "makes"
-                    | "making"
-                    | "made"
-                    | "un"
-                    | "less"
-                    | "very"
-                    | "so"
-                    | "quite"
-                    | "pretty"
-                    | "im"
-                    | "are"
-                    | "was"
-                    | "were"
-                    | "if"
-                    | "hardly"
-            )
-        }) && w == "sure"
-        {
-            continue;
-        }
         if prev.iter().any(|p| matches!(*p, "not" | "nt" | "never" | "hardly")) {
             continue;
+        }
+        if w == "sure" {
+            let never = |p: &str| matches!(p, "make" | "makes" | "making" | "made" | "un" | "less" | "if");
+            let speaker_confidence = |p: &str| matches!(p, "very" | "so" | "quite" | "pretty" | "im" | "are" | "was" | "were");
+            if prev.iter().any(|p| never(p) || (!in_claim && speaker_confidence(p))) {
+                continue;
+            }
         }
         out.push(w.clone());
     }
     out
 }
+
+/// Modal hedges that "will" / "going to" in a claim strengthens into a plan ("might ship" ->
+/// "will ship").
+const HEDGE_MODALS: &[&str] = &["might", "may", "could", "maybe", "perhaps", "probably", "possibly"];
 
 const HEDGES: &[&str] = &[
     "might",
@@ -923,8 +917,9 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
     let decision_unsupported =
         f64::from(has_any(&claim_words, DECISION_CLAIM) && !(has_any(&local_words, DECISION_EVIDENCE) || has_phrase(&local_lc, DECISION_EVIDENCE_PHRASES)));
     // a certainty the speakers did not express ("established that" where they said "I think")
-    let certainty_unsupported =
-        f64::from(!certain_words(claim).is_empty() && certain_words(nli.local).is_empty() && certain_words(nli.quote_turn.unwrap_or("")).is_empty());
+    let certainty_unsupported = f64::from(
+        !certain_words(claim, true).is_empty() && certain_words(nli.local, false).is_empty() && certain_words(nli.quote_turn.unwrap_or(""), false).is_empty(),
+    );
     // a hedge the speakers used ("might", "I think", "probably") that the claim drops: the
     // sentences that cover the claim best are hedged and the claim is not
     let hedged = |t: &str| {
@@ -932,6 +927,21 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         has_any(&w, HEDGES) || has_phrase(&t.to_lowercase(), HEDGE_PHRASES)
     };
     let hedge_dropped = f64::from(!hedged(claim) && !sents.is_empty() && sents.iter().take(2).all(|(_, s)| hedged(s)));
+    // the narrower case that hedge_dropped misses when the claim keeps a hedge word elsewhere or
+    // the speakers' sentence also says "think": a claim that states a plan ("will", "going to")
+    // where the covering sentences only said it might happen, with no will / going to of their own
+    let future = |t: &str| {
+        let lc = t.to_lowercase();
+        let w = word_set(t);
+        w.contains("will") || w.contains("gonna") || lc.contains("going to") || lc.contains("'ll") || lc.contains("\u{2019}ll")
+    };
+    let modal_strengthened = f64::from(
+        !hedged(claim)
+            && future(claim)
+            && !sents.is_empty()
+            && sents.iter().take(2).any(|(_, s)| has_any(&word_set(s), HEDGE_MODALS))
+            && !sents.iter().take(2).any(|(_, s)| future(s)),
+    );
     let claim_dates = dates(claim);
     let mut ev_dates = dates(ev.text);
     if let Some(d) = ev.date {
@@ -957,6 +967,7 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         decision_unsupported,
         certainty_unsupported,
         hedge_dropped,
+        modal_strengthened,
         date_mismatch,
         (cw.len() as f64 / 10.0).min(3.0),
         evidence_words,
@@ -1178,6 +1189,62 @@ mod tests {
                 line_turns(&m[k..]);
             }
         }
+    }
+
+    /// The named feature of `claim` against a premise given as `Speaker: text` lines, no quote.
+    fn feature_of(name: &str, claim: &str, premise: &str) -> f64 {
+        let ev = Evidence { text: premise, turns: line_turns(premise), date: None, people: Vec::new() };
+        let nli = NliPart {
+            entailment: 0.5,
+            entailment_mean: 0.5,
+            contradiction: 0.0,
+            local: premise,
+            turns: None,
+            quote_turn: None,
+            quote_speakers: &[],
+            quoted: None,
+        };
+        features(claim, &ev, &nli)[FEATURES.iter().position(|f| *f == name).unwrap()]
+    }
+
+    #[test]
+    fn a_decision_still_to_be_made_is_no_decision() {
+        let claim = "The team decided to use a rubber case.";
+        // announcing the decision is not making it
+        assert_eq!(feature_of("decision_unsupported", claim, "Mark: We need to decide on the case. Maybe rubber."), 1.0);
+        assert_eq!(feature_of("decision_unsupported", claim, "Mark: The decision on the case is next week."), 1.0);
+        // a decision taken
+        assert_eq!(feature_of("decision_unsupported", claim, "Mark: We decided on the rubber case."), 0.0);
+        assert_eq!(feature_of("decision_unsupported", claim, "Mark: So we made a decision, rubber case."), 0.0);
+        assert_eq!(feature_of("decision_unsupported", claim, "Mark: The final decision is a rubber case."), 0.0);
+    }
+
+    #[test]
+    fn certainty_in_a_claim_and_in_a_turn() {
+        // "make sure" and "not sure" are never certainty
+        assert!(certain_words("We have to make sure it works.", true).is_empty());
+        assert!(certain_words("I'm not sure about it.", false).is_empty());
+        // a speaker's own confidence is no certainty established ...
+        assert!(certain_words("I'm pretty sure it ships.", false).is_empty());
+        assert!(certain_words("We were sure it would ship.", false).is_empty());
+        // ... but a claim that says someone was sure claims exactly that
+        assert_eq!(certain_words("Dana was sure the pilot would ship.", true), vec!["sure"]);
+        assert_eq!(certain_words("It is definitely shipping.", false), vec!["definitely"]);
+        let claim = "The team was sure the pilot would ship.";
+        assert_eq!(feature_of("certainty_unsupported", claim, "Dana: I'm pretty sure the pilot ships."), 1.0);
+        assert_eq!(feature_of("certainty_unsupported", claim, "Dana: The pilot definitely ships."), 0.0);
+    }
+
+    #[test]
+    fn will_where_the_speaker_said_might() {
+        // "next week", not "in May": a claim's "May" reads as the hedge "may" (a known quirk)
+        let claim = "The team will ship the pilot next week.";
+        assert_eq!(feature_of("modal_strengthened", claim, "Dana: We might ship the pilot next week, I think."), 1.0);
+        assert_eq!(feature_of("modal_strengthened", claim, "Dana: We could ship the pilot next week."), 1.0);
+        assert_eq!(feature_of("modal_strengthened", claim, "Dana: We'll ship the pilot next week."), 0.0);
+        assert_eq!(feature_of("modal_strengthened", claim, "Dana: We are going to ship the pilot next week, maybe Monday."), 0.0);
+        // a hedged claim strengthens nothing
+        assert_eq!(feature_of("modal_strengthened", "The team might ship the pilot next week.", "Dana: We might ship the pilot next week."), 0.0);
     }
 
     #[test]

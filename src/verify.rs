@@ -554,6 +554,7 @@ pub fn feature_label(f: &str) -> &str {
         "decision_unsupported" => "a decision nobody made",
         "certainty_unsupported" => "more certain than the speaker",
         "hedge_dropped" => "the speaker hedged",
+        "modal_strengthened" => "a plan where the speaker said it might happen",
         "date_mismatch" => "another date",
         "claim_words" => "claim length",
         "evidence_words" => "source length",

@@ -95,7 +95,7 @@ def main():
         "threshold": best[1],
         "windows": cfg.get("support", {}).get("windows", 3),
         "fitted_on": f"models/train/fit_support.py: {len(y)} claims about {len({recs[r['id']]['meeting'] for r in rows})} "
-                     f"QMSum-train meetings held out from NLI training (calib split), C={args.C}, weighting {args.weighting}",
+                     f"QMSum-train meetings held out from the support-round NLI training (calib split; steps 1-3 saw their QMSum pairs), C={args.C}, weighting {args.weighting}",
     }
     if args.dry_run:
         print(json.dumps(cfg["support"], indent=1))

@@ -37,6 +37,7 @@ pub const FEATURES: &[&str] = &[
     "negation_added",
     "negation_dropped",
     "decision_unsupported",
+    "decision_far",
     "certainty_unsupported",
     "hedge_dropped",
     "modal_strengthened",
@@ -707,6 +708,22 @@ fn dates(text: &str) -> Vec<(Option<u32>, u32, Option<u32>)> {
     out
 }
 
+/// The words of a text for the hedge checks: [`word_set`] without a "may" that is the month
+/// ("ship in May", "May 3", "the May release"), which would otherwise make every claim or turn
+/// about May hedged. A capitalised "May" inside a sentence is the month (the modal is written
+/// lower-case there); at a sentence start it is the month only beside a day number. Broader than
+/// [`dates`], whose false months would cost a date mismatch.
+fn hedge_word_set(text: &str) -> HashSet<String> {
+    let toks = raw_tokens(text);
+    let month_may = |k: usize| {
+        let t = &toks[k];
+        let day = |j: usize| toks.get(j).and_then(|t| t.norm.parse::<u32>().ok()).is_some_and(|d| (1..=31).contains(&d));
+        let sentence_start = k == 0 || text[toks[k - 1].end..t.start].contains(['.', '?', '!', ':', '\n']);
+        text[t.start..t.end].starts_with('M') && (!sentence_start || day(k + 1))
+    };
+    toks.iter().enumerate().filter(|(k, t)| t.norm != "may" || !month_may(*k)).map(|(_, t)| t.norm.clone()).collect()
+}
+
 fn date_compatible(a: &(Option<u32>, u32, Option<u32>), b: &(Option<u32>, u32, Option<u32>)) -> bool {
     a.1 == b.1 && (a.0.is_none() || b.0.is_none() || a.0 == b.0) && (a.2.is_none() || b.2.is_none() || a.2 == b.2)
 }
@@ -916,6 +933,22 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
     let local_words = word_set(nli.local);
     let decision_unsupported =
         f64::from(has_any(&claim_words, DECISION_CLAIM) && !(has_any(&local_words, DECISION_EVIDENCE) || has_phrase(&local_lc, DECISION_EVIDENCE_PHRASES)));
+    // a decision word in the evidence, but not where the claim's content is: not in the three
+    // sentences that cover the claim best nor in the two after each (where "sounds good" or
+    // "let's go with that" answers a proposal). A committee window says "amendment 2 is agreed"
+    // every few turns; that is not the agreement a claim about one speaker's point reports.
+    let decision_far = {
+        let text = match nli.quote_turn {
+            Some(t) => format!("{}\n{t}", nli.local),
+            None => nli.local.to_string(),
+        };
+        let all: Vec<&str> = text.split(['.', '?', '!', '\n', ';']).map(str::trim).filter(|s| !s.is_empty()).collect();
+        let mut ranked: Vec<(f64, usize)> = all.iter().enumerate().map(|(i, s)| (coverage(&cw, &stem_set(s)), i)).filter(|(c, _)| *c > 0.0).collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let decides = |s: &str| has_any(&word_set(s), DECISION_EVIDENCE) || has_phrase(&s.to_lowercase(), DECISION_EVIDENCE_PHRASES);
+        let near = ranked.iter().take(3).any(|&(_, i)| all[i..(i + 3).min(all.len())].iter().any(|s| decides(s)));
+        f64::from(has_any(&claim_words, DECISION_CLAIM) && decision_unsupported == 0.0 && !near)
+    };
     // a certainty the speakers did not express ("established that" where they said "I think")
     let certainty_unsupported = f64::from(
         !certain_words(claim, true).is_empty() && certain_words(nli.local, false).is_empty() && certain_words(nli.quote_turn.unwrap_or(""), false).is_empty(),
@@ -923,24 +956,28 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
     // a hedge the speakers used ("might", "I think", "probably") that the claim drops: the
     // sentences that cover the claim best are hedged and the claim is not
     let hedged = |t: &str| {
-        let w = word_set(t);
+        let w = hedge_word_set(t);
         has_any(&w, HEDGES) || has_phrase(&t.to_lowercase(), HEDGE_PHRASES)
     };
     let hedge_dropped = f64::from(!hedged(claim) && !sents.is_empty() && sents.iter().take(2).all(|(_, s)| hedged(s)));
-    // the narrower case that hedge_dropped misses when the claim keeps a hedge word elsewhere or
-    // the speakers' sentence also says "think": a claim that states a plan ("will", "going to")
-    // where the covering sentences only said it might happen, with no will / going to of their own
+    // a claim that states a plan ("will", "going to") where the speakers only said it might
+    // happen: either the sentences that cover it best say might / could / maybe and none of them
+    // will / going to (a claim with no hedge of its own), or, next to the very verb the claim's
+    // "will" governs, the evidence has a modal the claim dropped (caught even when the claim keeps
+    // other hedges: "Suzy thought ... it will be valuable" for "it would be valuable")
     let future = |t: &str| {
         let lc = t.to_lowercase();
         let w = word_set(t);
         w.contains("will") || w.contains("gonna") || lc.contains("going to") || lc.contains("'ll") || lc.contains("\u{2019}ll")
     };
     let modal_strengthened = f64::from(
-        !hedged(claim)
+        (!hedged(claim)
             && future(claim)
             && !sents.is_empty()
-            && sents.iter().take(2).any(|(_, s)| has_any(&word_set(s), HEDGE_MODALS))
-            && !sents.iter().take(2).any(|(_, s)| future(s)),
+            && sents.iter().take(2).any(|(_, s)| has_any(&hedge_word_set(s), HEDGE_MODALS))
+            && !sents.iter().take(2).any(|(_, s)| future(s)))
+            || modal_dropped_at_verb(claim, nli.local)
+            || nli.quote_turn.is_some_and(|t| modal_dropped_at_verb(claim, t)),
     );
     let claim_dates = dates(claim);
     let mut ev_dates = dates(ev.text);
@@ -965,6 +1002,7 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         negation_added,
         negation_dropped,
         decision_unsupported,
+        decision_far,
         certainty_unsupported,
         hedge_dropped,
         modal_strengthened,
@@ -972,6 +1010,46 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         (cw.len() as f64 / 10.0).min(3.0),
         evidence_words,
     ]
+}
+
+/// Whether the claim says "will V" (or "going to V") where the evidence says "might / may /
+/// could / would V", a modal or hedge adverb in the three words before V and no will / 'll /
+/// going to there. V is the word after "will"; after a light verb ("be", "have", ...) the next
+/// word must match too ("will be valuable" against "would be valuable", not any "would be").
+fn modal_dropped_at_verb(claim: &str, evidence: &str) -> bool {
+    const LIGHT: &[&str] = &["be", "have", "get", "do", "go", "make", "take", "need"];
+    const HEDGED: &[&str] = &["might", "may", "could", "would", "probably", "maybe", "possibly", "perhaps"];
+    let ct = raw_tokens(claim);
+    let et = raw_tokens(evidence);
+    let stems: Vec<String> = et.iter().map(|t| stem(&t.norm)).collect();
+    let verbs = ct.iter().enumerate().filter_map(|(k, t)| match t.norm.as_str() {
+        "will" => Some(k + 1),
+        "going" if ct.get(k + 1).is_some_and(|n| n.norm == "to") => Some(k + 2),
+        _ => None,
+    });
+    for k in verbs {
+        let Some(v) = ct.get(k) else { continue };
+        if matches!(v.norm.as_str(), "not" | "nt" | "never") {
+            continue;
+        }
+        let sv = stem(&v.norm);
+        let sw = ct.get(k + 1).filter(|_| LIGHT.contains(&v.norm.as_str())).map(|w| stem(&w.norm));
+        for j in 0..et.len() {
+            if stems[j] != sv || sw.as_ref().is_some_and(|sw| stems.get(j + 1) != Some(sw)) {
+                continue;
+            }
+            let before = &et[j.saturating_sub(3)..j];
+            let hedged = before.iter().any(|t| HEDGED.contains(&t.norm.as_str()));
+            let certain = before.iter().any(|t| {
+                let raw = evidence[t.start..t.end].to_lowercase();
+                matches!(t.norm.as_str(), "will" | "gonna" | "going") || raw.ends_with("'ll") || raw.ends_with("\u{2019}ll")
+            });
+            if hedged && !certain {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Verbs that make the capitalised words before them the claim's speaker ("Grad A thought").
@@ -1217,6 +1295,13 @@ mod tests {
         assert_eq!(feature_of("decision_unsupported", claim, "Mark: We decided on the rubber case."), 0.0);
         assert_eq!(feature_of("decision_unsupported", claim, "Mark: So we made a decision, rubber case."), 0.0);
         assert_eq!(feature_of("decision_unsupported", claim, "Mark: The final decision is a rubber case."), 0.0);
+        // an agreement elsewhere in the window is not this one; an answer right after the proposal is
+        let proposal = "Chair: Amendment 2 is agreed. We move on to group 3.\nMark: I think we could use a rubber case for the remote.\nSara: I like wood.";
+        assert_eq!(feature_of("decision_unsupported", claim, proposal), 0.0);
+        assert_eq!(feature_of("decision_far", claim, proposal), 1.0);
+        let answered = proposal.replace("I like wood", "Sounds good");
+        assert_eq!(feature_of("decision_far", claim, &answered), 0.0);
+        assert_eq!(feature_of("decision_far", claim, "Mark: We decided on the rubber case."), 0.0);
     }
 
     #[test]
@@ -1237,7 +1322,6 @@ mod tests {
 
     #[test]
     fn will_where_the_speaker_said_might() {
-        // "next week", not "in May": a claim's "May" reads as the hedge "may" (a known quirk)
         let claim = "The team will ship the pilot next week.";
         assert_eq!(feature_of("modal_strengthened", claim, "Dana: We might ship the pilot next week, I think."), 1.0);
         assert_eq!(feature_of("modal_strengthened", claim, "Dana: We could ship the pilot next week."), 1.0);
@@ -1245,6 +1329,21 @@ mod tests {
         assert_eq!(feature_of("modal_strengthened", claim, "Dana: We are going to ship the pilot next week, maybe Monday."), 0.0);
         // a hedged claim strengthens nothing
         assert_eq!(feature_of("modal_strengthened", "The team might ship the pilot next week.", "Dana: We might ship the pilot next week."), 0.0);
+        // the claim keeps a hedge ("thought"), but next to its "will be valuable" the speaker said
+        // "would be valuable"
+        let kept = "Suzy thought it will be valuable to discuss the powers.";
+        assert_eq!(feature_of("modal_strengthened", kept, "Suzy: I think it would be valuable to discuss the powers."), 1.0);
+        assert_eq!(feature_of("modal_strengthened", kept, "Suzy: I think it will be valuable to discuss the powers."), 0.0);
+        assert_eq!(feature_of("modal_strengthened", kept, "Suzy: It'll be valuable, I think, to discuss the powers, and we could be quick."), 0.0);
+        assert_eq!(feature_of("modal_strengthened", "Users will name the groups.", "Marketing: Users could probably name the groups themselves."), 1.0);
+        // the month May is no hedge, in the claim or in the turn; the modal "may" still is
+        let may = "The team will ship the pilot in May.";
+        assert_eq!(feature_of("modal_strengthened", may, "Dana: We might ship the pilot in May."), 1.0);
+        assert_eq!(feature_of("modal_strengthened", may, "Dana: We may ship the pilot, probably in June."), 1.0);
+        assert_eq!(feature_of("hedge_dropped", "The pilot ships on May 3.", "Dana: The pilot ships on May 3."), 0.0);
+        assert_eq!(feature_of("hedge_dropped", "The pilot ships in May.", "Dana: The pilot may ship in May."), 1.0);
+        assert_eq!(feature_of("hedge_dropped", "The May release has the new case.", "Dana: The May release has the new case."), 0.0);
+        assert_eq!(feature_of("hedge_dropped", "The release has the new case.", "Dana: May I say, the release might have the new case."), 1.0);
     }
 
     #[test]

@@ -552,6 +552,7 @@ pub fn feature_label(f: &str) -> &str {
         "negation_added" => "a negation the source does not have",
         "negation_dropped" => "the source says the opposite",
         "decision_unsupported" => "a decision nobody made",
+        "decision_far" => "a decision made about something else",
         "certainty_unsupported" => "more certain than the speaker",
         "hedge_dropped" => "the speaker hedged",
         "modal_strengthened" => "a plan where the speaker said it might happen",

@@ -60,7 +60,7 @@ fn paraphrase_is_supported_and_edits_are_not() {
     );
     // speaker swapped (Priya said it, not Luis): without a quote the speaker is a feature, not a
     // rule, and with every word of the claim in the turn the score still clears the threshold
-    // (MODEL_CARD.md: speaker edits caught 72 %); it must rank clearly below the true claim, with
+    // (MODEL_CARD.md: speaker edits caught 67 %); it must rank clearly below the true claim, with
     // the speaker feature pulling it down. With a quote, `verify` flags it by rule (README claim 3).
     let (right, _) = score_of(&m, PILOT, "Priya Raman said the pilot stays at three months.", "speaker_mismatch");
     let (swapped, pull) = score_of(&m, PILOT, "Luis Vega said the pilot stays at three months.", "speaker_mismatch");
@@ -81,7 +81,7 @@ fn a_proposal_is_not_a_decision() {
             ("Dana Okafor confirmed that the discount will definitely be ten percent.", false),
         ],
     );
-    // "agreed" on a proposal: still above the threshold today (proposal edits caught 53 %, see
+    // "agreed" on a proposal: still above the threshold today (proposal edits caught 49 %, see
     // MODEL_CARD.md), but ranked well below the faithful report and pulled down by the
     // decision feature
     let (faithful, _) = score_of(&m, premise, "Dana Okafor suggested offering a ten percent discount for the pilot.", "decision_unsupported");

@@ -625,6 +625,11 @@ fn certain_words(text: &str, in_claim: bool) -> Vec<String> {
     out
 }
 
+/// Whether a text shows a decision or agreement reached (a decision word or phrase).
+fn shows_decision(text: &str) -> bool {
+    has_any(&word_set(text), DECISION_EVIDENCE) || has_phrase(&text.to_lowercase(), DECISION_EVIDENCE_PHRASES)
+}
+
 /// Modal hedges that "will" / "going to" in a claim strengthens into a plan ("might ship" ->
 /// "will ship").
 const HEDGE_MODALS: &[&str] = &["might", "may", "could", "maybe", "perhaps", "probably", "possibly"];
@@ -929,10 +934,8 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
     let negation_added = f64::from(claim_neg && !top_neg.is_empty() && !top_neg.iter().any(|&n| n));
     let negation_dropped = f64::from(!claim_neg && top_neg.first() == Some(&true));
     let claim_words = word_set(claim);
-    let local_lc = nli.local.to_lowercase();
-    let local_words = word_set(nli.local);
-    let decision_unsupported =
-        f64::from(has_any(&claim_words, DECISION_CLAIM) && !(has_any(&local_words, DECISION_EVIDENCE) || has_phrase(&local_lc, DECISION_EVIDENCE_PHRASES)));
+    let claims_decision = has_any(&claim_words, DECISION_CLAIM);
+    let decision_unsupported = f64::from(claims_decision && !shows_decision(nli.local));
     // a decision word in the evidence, but not where the claim's content is: not in the three
     // sentences that cover the claim best nor in the two after each (where "sounds good" or
     // "let's go with that" answers a proposal). A committee window says "amendment 2 is agreed"
@@ -942,12 +945,12 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
             Some(t) => format!("{}\n{t}", nli.local),
             None => nli.local.to_string(),
         };
+        // not sentence_spans: it drops sentences under three words, and "Sounds good." is one
         let all: Vec<&str> = text.split(['.', '?', '!', '\n', ';']).map(str::trim).filter(|s| !s.is_empty()).collect();
         let mut ranked: Vec<(f64, usize)> = all.iter().enumerate().map(|(i, s)| (coverage(&cw, &stem_set(s)), i)).filter(|(c, _)| *c > 0.0).collect();
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let decides = |s: &str| has_any(&word_set(s), DECISION_EVIDENCE) || has_phrase(&s.to_lowercase(), DECISION_EVIDENCE_PHRASES);
-        let near = ranked.iter().take(3).any(|&(_, i)| all[i..(i + 3).min(all.len())].iter().any(|s| decides(s)));
-        f64::from(has_any(&claim_words, DECISION_CLAIM) && decision_unsupported == 0.0 && !near)
+        let near = ranked.iter().take(3).any(|&(_, i)| all[i..(i + 3).min(all.len())].iter().any(|s| shows_decision(s)));
+        f64::from(claims_decision && decision_unsupported == 0.0 && !near)
     };
     // a certainty the speakers did not express ("established that" where they said "I think")
     let certainty_unsupported = f64::from(
@@ -959,7 +962,8 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         let w = hedge_word_set(t);
         has_any(&w, HEDGES) || has_phrase(&t.to_lowercase(), HEDGE_PHRASES)
     };
-    let hedge_dropped = f64::from(!hedged(claim) && !sents.is_empty() && sents.iter().take(2).all(|(_, s)| hedged(s)));
+    let claim_hedged = hedged(claim);
+    let hedge_dropped = f64::from(!claim_hedged && !sents.is_empty() && sents.iter().take(2).all(|(_, s)| hedged(s)));
     // a claim that states a plan ("will", "going to") where the speakers only said it might
     // happen: either the sentences that cover it best say might / could / maybe and none of them
     // will / going to (a claim with no hedge of its own), or, next to the very verb the claim's
@@ -971,7 +975,7 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         w.contains("will") || w.contains("gonna") || lc.contains("going to") || lc.contains("'ll") || lc.contains("\u{2019}ll")
     };
     let modal_strengthened = f64::from(
-        (!hedged(claim)
+        (!claim_hedged
             && future(claim)
             && !sents.is_empty()
             && sents.iter().take(2).any(|(_, s)| has_any(&hedge_word_set(s), HEDGE_MODALS))

@@ -4,7 +4,7 @@
 //! Numbers in the quote must appear identically in the span; stitched quotes fail.
 
 use crate::context::Chunk;
-use crate::text::{numbers, visit_match_tokens, Token};
+use crate::text::{numbers, push_match_tokens, Token};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -59,11 +59,10 @@ impl QuoteMatch {
 }
 
 /// A normalised view: the normalised chars of the match tokens joined by single spaces, each
-/// char mapped to its token, and each token's byte span in the original text. Built without a
+/// token's byte span in the original text and the index of its first char. Built without a
 /// per-token allocation; [`View::tokens`] materialises [`Token`]s for a range on demand.
 struct View {
     chars: Vec<char>,
-    tok: Vec<u32>,
     /// byte span of each token in the original text
     spans: Vec<(usize, usize)>,
     /// index in `chars` of each token's first char
@@ -72,21 +71,27 @@ struct View {
 
 impl View {
     fn new(text: &str) -> View {
-        let mut v = View { chars: Vec::with_capacity(text.len()), tok: Vec::with_capacity(text.len()), spans: Vec::new(), first: Vec::new() };
-        visit_match_tokens(text, |start, end, norm| {
-            let i = v.spans.len() as u32;
-            if i > 0 {
-                v.chars.push(' ');
-                v.tok.push(i);
-            }
-            v.first.push(v.chars.len() as u32);
-            for c in norm.chars() {
-                v.chars.push(c);
-                v.tok.push(i);
-            }
-            v.spans.push((start, end));
+        // about one token per 5 bytes of transcript: room for most texts without regrowing
+        let toks = text.len() / 5 + 4;
+        let mut v = View { chars: Vec::with_capacity(text.len()), spans: Vec::with_capacity(toks), first: Vec::with_capacity(toks) };
+        let (spans, first) = (&mut v.spans, &mut v.first);
+        push_match_tokens(text, &mut v.chars, |start, end, f, _| {
+            spans.push((start, end));
+            first.push(f as u32);
         });
         v
+    }
+
+    /// The token a char of the view belongs to; a joining space belongs to the token after it.
+    /// A binary search over `first` (a per-char token table cost 4 bytes per char on every view
+    /// for the two lookups an alignment makes).
+    fn token_of(&self, pos: usize) -> usize {
+        let after = self.first.partition_point(|&f| f as usize <= pos);
+        if self.chars[pos] == ' ' {
+            after
+        } else {
+            after - 1
+        }
     }
 
     /// Tokens `range` (normalised text and byte spans).
@@ -145,65 +150,71 @@ impl Peq {
     }
 }
 
-/// One Hyyrö block step; returns the horizontal delta at `out_bit`.
+/// One Hyyrö block step over a 64-row block: updates the block's vertical deltas (`pv`, `mv`)
+/// for a column whose pattern-match mask is `eq`, given the horizontal delta entering the block
+/// from above as two bits (`hp_in` = +1, `hn_in` = -1). Returns the horizontal delta vectors
+/// before the shift (`ph`, `mh`): bit 63 carries into the next block, the pattern's last row
+/// gives the column's score change. Branch-free, so the compiler can unroll a fixed number of
+/// blocks into straight-line code.
 #[inline(always)]
-fn step(pv: &mut u64, mv: &mut u64, mut eq: u64, hin: i32, out_bit: u64) -> i32 {
+fn step(pv: &mut u64, mv: &mut u64, eq: u64, hp_in: u64, hn_in: u64) -> (u64, u64) {
     let xv = eq | *mv;
-    if hin < 0 {
-        eq |= 1;
-    }
+    let eq = eq | hn_in;
     let xh = (((eq & *pv).wrapping_add(*pv)) ^ *pv) | eq;
-    let mut ph = *mv | !(xh | *pv);
-    let mut mh = *pv & xh;
-    let hout = if ph & out_bit != 0 {
-        1
-    } else if mh & out_bit != 0 {
-        -1
-    } else {
-        0
-    };
-    ph <<= 1;
-    mh <<= 1;
-    if hin < 0 {
-        mh |= 1;
-    } else if hin > 0 {
-        ph |= 1;
-    }
-    *pv = mh | !(xv | ph);
-    *mv = ph & xv;
-    hout
+    let ph = *mv | !(xh | *pv);
+    let mh = *pv & xh;
+    let phs = (ph << 1) | hp_in;
+    let mhs = (mh << 1) | hn_in;
+    *pv = mhs | !(xv | phs);
+    *mv = phs & xv;
+    (ph, mh)
 }
+
+/// Blocks of the largest pattern ([`MAX_QUOTE_CHARS`]), so the column state lives on the stack.
+const MAX_BLOCKS: usize = MAX_QUOTE_CHARS.div_ceil(64);
 
 /// Edit distance of a pattern (`peq`, `m` chars) against `text` by Myers/Hyyrö bit-parallel
 /// columns: (best distance, leftmost index where it ends, inclusive). Semi-global (the alignment
 /// may start anywhere in `text`) unless `anchored`, where it must start at `text[0]` (row 0 of
 /// the DP is `0, 1, 2, ..` instead of all zeros: a horizontal delta of +1 enters the first
 /// block). With `store`, the vertical delta vectors (pv, mv) of every column are appended to it.
-fn myers(peq: &Peq, m: usize, text: &[char], anchored: bool, mut store: Option<&mut Vec<u64>>) -> (usize, usize) {
-    let nb = peq.nb;
-    let last_bit = 1u64 << ((m - 1) % 64);
-    let mut pv = vec![u64::MAX; nb];
-    let mut mv = vec![0u64; nb];
+fn myers(peq: &Peq, m: usize, text: &[char], anchored: bool, store: Option<&mut Vec<u64>>) -> (usize, usize) {
+    // quotes of up to 4 blocks (256 normalised chars, nearly all of them) get a loop the
+    // compiler unrolls; longer ones share the generic loop
+    match peq.nb {
+        1 => myers_blocks::<1>(peq, m, text, anchored, store),
+        2 => myers_blocks::<2>(peq, m, text, anchored, store),
+        3 => myers_blocks::<3>(peq, m, text, anchored, store),
+        4 => myers_blocks::<4>(peq, m, text, anchored, store),
+        _ => myers_blocks::<0>(peq, m, text, anchored, store),
+    }
+}
+
+/// [`myers`] for `NB` blocks (`NB == 0`: `peq.nb` blocks, not known at compile time).
+fn myers_blocks<const NB: usize>(peq: &Peq, m: usize, text: &[char], anchored: bool, mut store: Option<&mut Vec<u64>>) -> (usize, usize) {
+    let nb = if NB == 0 { peq.nb } else { NB };
+    debug_assert!(nb == peq.nb && nb <= MAX_BLOCKS);
+    let last = nb - 1;
+    let last_shift = (m - 1) % 64;
+    let mut pv = [u64::MAX; MAX_BLOCKS];
+    let mut mv = [0u64; MAX_BLOCKS];
     let mut score = m as i64;
     let (mut best, mut best_end) = (m as i64 + i64::from(anchored), 0usize);
-    let hin0 = i32::from(anchored);
+    let hp0 = u64::from(anchored);
     for (j, &c) in text.iter().enumerate() {
-        let base = peq.base(c);
-        let h = if nb == 1 {
-            step(&mut pv[0], &mut mv[0], peq.masks[base], hin0, last_bit)
-        } else {
-            let mut h = hin0;
-            for b in 0..nb {
-                let out_bit = if b + 1 == nb { last_bit } else { 1u64 << 63 };
-                h = step(&mut pv[b], &mut mv[b], peq.masks[base + b], h, out_bit);
-            }
-            h
-        };
-        if let Some(st) = store.as_deref_mut() {
-            st.extend_from_slice(&pv);
-            st.extend_from_slice(&mv);
+        let eqs = &peq.masks[peq.base(c)..][..nb];
+        let (mut hp, mut hn) = (hp0, 0u64);
+        for b in 0..last {
+            let (ph, mh) = step(&mut pv[b], &mut mv[b], eqs[b], hp, hn);
+            hp = ph >> 63;
+            hn = mh >> 63;
         }
-        score += h as i64;
+        let (ph, mh) = step(&mut pv[last], &mut mv[last], eqs[last], hp, hn);
+        score += ((ph >> last_shift) & 1) as i64 - ((mh >> last_shift) & 1) as i64;
+        if let Some(st) = store.as_deref_mut() {
+            st.extend_from_slice(&pv[..nb]);
+            st.extend_from_slice(&mv[..nb]);
+        }
         if score < best {
             best = score;
             best_end = j;
@@ -350,7 +361,7 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
     while e > s && t.chars[e] == ' ' {
         e -= 1;
     }
-    let (ft, lt) = (t.tok[s] as usize, t.tok[e] as usize);
+    let (ft, lt) = (t.token_of(s), t.token_of(e));
     // numbers: every number in the quote must be in the span (a token of slack on the right for
     // a trailing "percent")
     let qn = numbers(&q.tokens(0..q.spans.len()));
@@ -476,6 +487,15 @@ mod tests {
             }
             assert_eq!(myers_search(&pat, &text).0, naive(&pat, &text), "{a}..{b}");
         }
+        // 5 and 6 blocks: the loop whose block count is not a compile-time constant
+        let long: Vec<char> = text.iter().chain(&text).chain(&text).copied().collect();
+        for (a, b) in [(20, 330), (5, 400)] {
+            let mut pat: Vec<char> = long[a..b].to_vec();
+            pat[100] = 'x';
+            pat.remove(250);
+            assert!(pat.len().div_ceil(64) > 4);
+            assert_eq!(myers_search(&pat, &long).0, naive(&pat, &long), "{a}..{b}");
+        }
     }
 
     fn global(pat: &[char], text: &[char]) -> usize {
@@ -547,6 +567,27 @@ mod tests {
             let start = align_start(&pat, &text, end, dist);
             assert_eq!(global(&pat, &text[start..=end]), dist);
             assert_eq!(longest_gap(&Peq::new(&pat), &pat, &text[start..=end]), gap_full(&pat, &text[start..=end]));
+        }
+    }
+
+    /// The view is the match tokens joined by single spaces, each token's first char and span
+    /// recorded (texts from the pieces the token rules care about, ASCII and not).
+    #[test]
+    fn view_is_the_match_tokens_joined() {
+        let mut seed = 5u64;
+        for _ in 0..2000 {
+            let text = crate::text::tests::random_text(&mut seed);
+            let v = View::new(&text);
+            let toks = crate::text::match_tokens(&text);
+            let joined: Vec<char> = toks.iter().map(|t| t.norm.as_str()).collect::<Vec<_>>().join(" ").chars().collect();
+            assert_eq!(v.chars, joined, "{text:?}");
+            assert_eq!(v.spans, toks.iter().map(|t| (t.start, t.end)).collect::<Vec<_>>());
+            assert_eq!(v.tokens(0..v.spans.len()), toks);
+            for (p, &c) in v.chars.iter().enumerate() {
+                let t = v.token_of(p);
+                let (a, b) = (v.first[t] as usize, v.first[t] as usize + toks[t].norm.chars().count());
+                assert!(if c == ' ' { p + 1 == a } else { (a..b).contains(&p) }, "{text:?} char {p}");
+            }
         }
     }
 

@@ -29,18 +29,16 @@ pub fn fold_word(w: &str) -> String {
     out
 }
 
+/// [`fold_word`] of an ASCII word: NFKD is the identity on ASCII and there are no marks to drop,
+/// so folding is lower-casing and dropping apostrophes.
+fn fold_ascii(w: &str) -> impl Iterator<Item = char> + '_ {
+    w.bytes().filter(|&b| b != b'\'').map(|b| char::from(b.to_ascii_lowercase()))
+}
+
 /// [`fold_word`] appended to `out` (no allocation when `out` has room).
 pub fn fold_word_into(w: &str, out: &mut String) {
     if w.is_ascii() {
-        // fast path: NFKD is the identity on ASCII and there are no marks to drop; a word
-        // without an apostrophe is copied and lower-cased in place (no per-char push)
-        if w.as_bytes().contains(&b'\'') {
-            out.extend(w.bytes().filter(|b| *b != b'\'').map(|b| b.to_ascii_lowercase() as char));
-        } else {
-            let from = out.len();
-            out.push_str(w);
-            out[from..].make_ascii_lowercase();
-        }
+        out.extend(fold_ascii(w));
         return;
     }
     out.extend(w.nfkd().filter(|c| !is_mark(*c) && !matches!(c, '\'' | '\u{2019}')).flat_map(|c| c.to_lowercase()));
@@ -259,18 +257,15 @@ pub(crate) fn push_match_tokens(text: &str, out: &mut Vec<char>, mut token: impl
         }
         let first = out.len();
         let raw = &text[start..end];
-        if !raw.is_ascii() {
+        if raw.is_ascii() {
+            out.extend(fold_ascii(raw));
+        } else {
             scratch.clear();
             fold_word_into(raw, &mut scratch);
             out.extend(scratch.chars());
-        } else if raw.contains('\'') {
-            out.extend(raw.bytes().filter(|&x| x != b'\'').map(|x| char::from(x.to_ascii_lowercase())));
-        } else {
-            // exact length: one capacity check, a loop the compiler vectorises
-            out.extend(raw.bytes().map(|x| char::from(x.to_ascii_lowercase())));
         }
         let word = &out[first..];
-        let filler = word.len() <= 6 && FILLERS.iter().any(|f| f.len() == word.len() && f.bytes().zip(word).all(|(x, &y)| char::from(x) == y));
+        let filler = FILLERS.iter().any(|f| f.len() == word.len() && f.bytes().zip(word).all(|(x, &y)| char::from(x) == y));
         if word.is_empty() || filler || *word == out[prev.clone()] {
             out.truncate(before);
             return;

@@ -3,6 +3,7 @@
 //! the winning window to recover the exact span, mapped back to UTF-8 offsets of the original.
 //! Numbers in the quote must appear identically in the span; stitched quotes fail.
 
+use crate::chunk::PositionEncoding;
 use crate::context::Chunk;
 use crate::text::{numbers, push_match_tokens, Token};
 use serde::{Deserialize, Serialize};
@@ -48,13 +49,52 @@ pub struct QuoteMatch {
     /// Longest run of chunk characters the quote skipped inside the span (computed only when the
     /// score reaches the threshold; 0 otherwise).
     pub max_gap: usize,
+    /// The quote's first or last words are not at the span but further away in the text (a
+    /// stitched piece too short to drag the score below the threshold); see [`StrayEdge`].
+    pub stray: Option<StrayEdge>,
+    /// `max_gap` reached the `max_gap` option, or `stray` is set.
     pub stitched: bool,
     pub too_long: bool,
 }
 
+/// Words at one end of a quote that the alignment left out, found verbatim at least `max_gap`
+/// normalised chars away from the span: `quote_start..quote_end` in the quote, and their nearest
+/// such occurrence `text_start..text_end` in the text (same offset units as `start`/`end`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
+pub struct StrayEdge {
+    pub quote_start: usize,
+    pub quote_end: usize,
+    pub text_start: usize,
+    pub text_end: usize,
+}
+
 impl QuoteMatch {
     fn none() -> Self {
-        QuoteMatch { matched: false, score: 0.0, distance: 0, start: 0, end: 0, missing_numbers: vec![], max_gap: 0, stitched: false, too_long: false }
+        QuoteMatch {
+            matched: false,
+            score: 0.0,
+            distance: 0,
+            start: 0,
+            end: 0,
+            missing_numbers: vec![],
+            max_gap: 0,
+            stray: None,
+            stitched: false,
+            too_long: false,
+        }
+    }
+
+    /// Convert every offset from UTF-8 bytes to `enc`: `start`, `end` and the stray words'
+    /// place into `text`, the stray words' range into `quote`.
+    pub fn encode(&mut self, enc: PositionEncoding, text: &str, quote: &str) {
+        match &mut self.stray {
+            Some(s) => {
+                enc.encode(text, &mut [&mut self.start, &mut self.end, &mut s.text_start, &mut s.text_end]);
+                enc.encode(quote, &mut [&mut s.quote_start, &mut s.quote_end]);
+            }
+            None => enc.encode(text, &mut [&mut self.start, &mut self.end]),
+        }
     }
 }
 
@@ -243,12 +283,14 @@ fn align_start(pat: &[char], text: &[char], end: usize, dist: usize) -> usize {
 }
 
 /// Longest run of skipped `span` characters in an optimal global alignment of `pat` with
-/// `span`: an anchored Myers pass over `span` that keeps every column's delta vectors, then a
-/// traceback (matches first, then quote-only chars, then skipped span chars) that reads
-/// `D[i][j] = j + popcount(pv_j below i) - popcount(mv_j below i)` from them.
+/// `span`, and which chars of `pat` that alignment matches exactly (`hit`, one flag per pattern
+/// char, written here): an anchored Myers pass over `span` that keeps every column's delta
+/// vectors, then a traceback (matches first, then quote-only chars, then skipped span chars) that
+/// reads `D[i][j] = j + popcount(pv_j below i) - popcount(mv_j below i)` from them.
 /// O(n * m / 64) for the pass, O((m + n) * m / 64) for the traceback.
-fn longest_gap(peq: &Peq, pat: &[char], span: &[char]) -> usize {
+fn trace(peq: &Peq, pat: &[char], span: &[char], hit: &mut [bool]) -> usize {
     let (m, n, nb) = (pat.len(), span.len(), peq.nb);
+    debug_assert_eq!(hit.len(), m);
     let mut cols: Vec<u64> = Vec::with_capacity(n * 2 * nb);
     myers(peq, m, span, true, Some(&mut cols));
     let d = |i: usize, j: usize| -> i64 {
@@ -275,6 +317,7 @@ fn longest_gap(peq: &Peq, pat: &[char], span: &[char]) -> usize {
         if i > 0 && j > 0 && cur == d(i - 1, j - 1) + i64::from(pat[i - 1] != span[j - 1]) {
             i -= 1;
             j -= 1;
+            hit[i] = pat[i] == span[j];
             gap = 0;
         } else if i > 0 && cur == d(i - 1, j) + 1 {
             i -= 1;
@@ -351,8 +394,14 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
     let (dist, end) = myers(&peq, m, &t.chars, false, None);
     let score = (100.0 * (1.0 - dist as f64 / m as f64)).max(0.0);
     let start = align_start(&q.chars, &t.chars, end, dist);
-    // the stitched-quote check needs the alignment itself; only quotes that pass the score get it
-    let max_gap = if score >= opts.threshold { longest_gap(&peq, &q.chars, &t.chars[start..=end]) } else { 0 };
+    // the stitched-quote checks need the alignment itself; only quotes that pass the score get it
+    let mut hit = Vec::new();
+    let max_gap = if score >= opts.threshold {
+        hit.resize(m, false);
+        trace(&peq, &q.chars, &t.chars[start..=end], &mut hit)
+    } else {
+        0
+    };
     let mut s = start;
     let mut e = end;
     while s < e && t.chars[s] == ' ' {
@@ -379,7 +428,8 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
             }
         }
     }
-    let stitched = max_gap >= opts.max_gap;
+    let stray = if score >= opts.threshold && max_gap < opts.max_gap { stray_edge(q, t, &hit, ft, lt, opts.max_gap) } else { None };
+    let stitched = max_gap >= opts.max_gap || stray.is_some();
     QuoteMatch {
         matched: score >= opts.threshold && missing.is_empty() && !stitched,
         score: (score * 10.0).round() / 10.0,
@@ -388,9 +438,70 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
         end: t.spans[lt].1,
         missing_numbers: missing,
         max_gap,
+        stray,
         stitched,
         too_long: false,
     }
+}
+
+/// Chars of token `i` of a view (without the joining space).
+fn token_chars(v: &View, i: usize) -> std::ops::Range<usize> {
+    let a = v.first[i] as usize;
+    a..v.first.get(i + 1).map_or(v.chars.len(), |&f| f as usize - 1)
+}
+
+/// A frankenquote whose stitched piece is short: the alignment passed with no long skip inside
+/// it, but the quote's first or last words are not at the matched place (under half of each
+/// word's chars aligned exactly), do not occur in or within `max_gap` chars of the span, and do
+/// occur verbatim further away in the text. Had the alignment reached them, it would have skipped
+/// `max_gap` chars or more: the same rule as a skip inside the span. Edge words that are near the
+/// span (a dropped word between, ASR noise) or nowhere in the text (a typo) are left to the score.
+/// Returns the byte ranges of those words in the quote and of their nearest occurrence.
+fn stray_edge(q: &View, t: &View, hit: &[bool], ft: usize, lt: usize, max_gap: usize) -> Option<StrayEdge> {
+    let n = q.first.len();
+    let present = |i: usize| {
+        let r = token_chars(q, i);
+        2 * hit[r.clone()].iter().filter(|&&h| h).count() >= r.len()
+    };
+    let fp = (0..n).find(|&i| present(i))?;
+    let lp = (0..n).rev().find(|&i| present(i))?;
+    let (span_a, span_b) = (t.first[ft] as usize, token_chars(t, lt).end);
+    for (lo, hi) in [(0, fp), (lp + 1, n)] {
+        if lo == hi {
+            continue;
+        }
+        let pat = &q.chars[q.first[lo] as usize..token_chars(q, hi - 1).end];
+        let len = hi - lo;
+        // (chars between the occurrence and the span, occurrence) of the nearest occurrence
+        let mut nearest: Option<(usize, usize)> = None;
+        for k in 0..=t.first.len() - len {
+            let a = t.first[k] as usize;
+            let b = a + pat.len();
+            if b > t.chars.len() || &t.chars[a..b] != pat || (b < t.chars.len() && t.chars[b] != ' ') {
+                continue;
+            }
+            // chars strictly between, not counting the joining space; an occurrence that overlaps
+            // the span is at the matched place (the alignment only paired its chars elsewhere)
+            let dist = if b <= span_a {
+                span_a - b - 1
+            } else if a >= span_b {
+                a - span_b - 1
+            } else {
+                0
+            };
+            if nearest.map_or(true, |(d, _)| dist < d) {
+                nearest = Some((dist, k));
+            }
+        }
+        match nearest {
+            Some((dist, k)) if dist >= max_gap => {
+                let (quote_start, quote_end) = (q.spans[lo].0, q.spans[hi - 1].1);
+                return Some(StrayEdge { quote_start, quote_end, text_start: t.spans[k].0, text_end: t.spans[k + len - 1].1 });
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Where a span sits in its chunk: speaker(s) and time of its first word.
@@ -566,7 +677,8 @@ mod tests {
             let (dist, end) = myers_search(&pat, &text);
             let start = align_start(&pat, &text, end, dist);
             assert_eq!(global(&pat, &text[start..=end]), dist);
-            assert_eq!(longest_gap(&Peq::new(&pat), &pat, &text[start..=end]), gap_full(&pat, &text[start..=end]));
+            let mut hit = vec![false; pat.len()];
+            assert_eq!(trace(&Peq::new(&pat), &pat, &text[start..=end], &mut hit), gap_full(&pat, &text[start..=end]));
         }
     }
 

@@ -201,7 +201,8 @@ pub fn parse_answer(#[wasm_bindgen(unchecked_param_type = "string")] text: JsVal
     to_js(&parsed)
 }
 
-/// Align `quote` inside `text`; `start`/`end` are UTF-16 indices into `text`.
+/// Align `quote` inside `text`; `start`/`end` (and `stray`'s `text_start`/`text_end`) are UTF-16
+/// indices into `text`, `stray`'s `quote_start`/`quote_end` into `quote`.
 #[wasm_bindgen(js_name = matchQuote, unchecked_return_type = "QuoteMatch")]
 pub fn match_quote(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
@@ -210,7 +211,7 @@ pub fn match_quote(
 ) -> Result<JsValue, JsValue> {
     let (text, quote) = (string_arg(&text, "text")?, string_arg(&quote, "quote")?);
     let mut m = crate::quote::match_quote(&text, &quote, &opts_from_js(opts, "options")?);
-    JS.encode(&text, &mut [&mut m.start, &mut m.end]);
+    m.encode(JS, &text, &quote);
     to_js(&m)
 }
 

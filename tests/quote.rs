@@ -33,10 +33,11 @@ fn qmsum_val_cases_accuracy() {
     assert!(p > 50 && n > 150);
     assert!(bal >= 0.95, "balanced accuracy {bal:.3}");
     assert!(tn as f64 / n as f64 >= 0.97, "false quotes must be rejected");
-    // every kind holds its own floor (today: franken 0.941, number 1.000, invented 1.000, true
-    // 0.954): a change that trades one kind for another shows here, not only in the balance
+    // every kind holds its own floor (today: franken 1.000, was 0.941 before stray edge words
+    // counted as stitching; number 1.000, invented 1.000, true 0.954): a change that trades one
+    // kind for another shows here, not only in the balance
     assert_eq!(kinds.len(), 4, "{kinds:?}");
-    for (k, floor) in [("franken", 0.94), ("invented", 0.99), ("number", 0.97), ("true", 0.95)] {
+    for (k, floor) in [("franken", 0.99), ("invented", 0.99), ("number", 0.97), ("true", 0.95)] {
         assert!(rate(k) >= floor, "{k}: {}", table.join(", "));
     }
 }
@@ -99,6 +100,46 @@ fn frankenquote_fails() {
     let text = "Luis: We will keep the pilot at three months because the legal review takes time and nobody wants to renegotiate the contract in the summer when half of procurement is away. Dana: The price stays where it is.";
     let m = match_quote(text, "We will keep the pilot at three months the price stays where it is", &MatchOptions::default());
     assert!(!m.matched, "{m:?}");
+}
+
+#[test]
+fn frankenquote_with_a_short_piece_at_one_end_fails() {
+    // a real sentence with three words from another turn stuck on: the score passes (the piece is
+    // short), but those words sit 100+ characters away, not next to the span
+    let text = "Dana Okafor: What is going on with the northwind renewal, is legal still holding it?\nLuis Ortega: They want the liability cap reworded before they sign anything.\nPriya Raman: Then we move the pilot start to June and keep the discount at five percent for the first quarter.";
+    let quote = "we move the pilot start to June and keep the discount at five percent what is going on";
+    let m = match_quote(text, quote, &MatchOptions::default());
+    assert!(m.score >= MatchOptions::default().threshold && m.max_gap < MatchOptions::default().max_gap, "{m:?}");
+    assert!(!m.matched && m.stitched, "{m:?}");
+    let s = m.stray.as_ref().expect("stray words");
+    assert_eq!(&quote[s.quote_start..s.quote_end], "what is going on");
+    assert_eq!(&text[s.text_start..s.text_end], "What is going on");
+    // the same sentence quoted alone, or with the next words of the turn, is found
+    for ok in ["we move the pilot start to June and keep the discount at five percent", "keep the discount at five percent for the first quarter"] {
+        let m = match_quote(text, ok, &MatchOptions::default());
+        assert!(m.matched && m.stray.is_none(), "{ok}: {m:?}");
+    }
+}
+
+#[test]
+fn edge_words_near_the_span_are_not_stitching() {
+    // the quote drops the words before its last one; the alignment leaves that word out. A few
+    // words away it is an ASR-style gap and the quote stands; `max_gap` (24) normalised chars or
+    // more away, reaching it would be a stitch, and the quote is rejected like one
+    let q = "we keep the discount at five percent for the pilot customers";
+    let text = |between: &str| {
+        format!("Priya Raman: we keep the discount at five percent for the pilot {between} customers. Luis Ortega: fine by me, we can revisit it in the autumn when the numbers are in.")
+    };
+    let near = match_quote(&text("and all other"), q, &MatchOptions::default());
+    assert!(near.matched && near.stray.is_none(), "{near:?}");
+    let far_text = text("and later for every one of the other regional");
+    let far = match_quote(&far_text, q, &MatchOptions::default());
+    assert!(!far.matched && far.stitched && far.max_gap < MatchOptions::default().max_gap, "{far:?}");
+    let s = far.stray.expect("stray");
+    assert_eq!((&q[s.quote_start..s.quote_end], &far_text[s.text_start..s.text_end]), ("customers", "customers"));
+    // an edge word found nowhere else in the text (a typo) is left to the score
+    let typo = match_quote(&far_text, "we keep the discount at five percent for the pilot custmrs", &MatchOptions::default());
+    assert!(typo.stray.is_none(), "{typo:?}");
 }
 
 #[test]

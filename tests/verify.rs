@@ -105,3 +105,19 @@ fn metrics_on_the_pricing_report() {
     assert!((m.timestamp_mae.unwrap() - (612.0 - r.claims[3].time.unwrap()).abs()).abs() < 1e-9);
     assert_eq!(m.abstention_correct, Some(true));
 }
+
+#[test]
+fn a_quote_with_a_stray_word_from_another_turn_is_stitched() {
+    // a true sentence plus one word from a later turn: the score passes, the word is not there
+    let ctx = pricing_context();
+    let answer = r#"{"claims":[{"text":"Dana proposed ten percent for the pilot.","source":"S1","quote":"I think we should offer a ten percent discount for the pilot, uh, capped at fifty seats. Great"}]}"#;
+    let r = verify(answer, &ctx.sources, &VerifyOptions::default()).unwrap();
+    assert_eq!(r.claims[0].status, Status::Flagged);
+    assert_eq!(codes(&r, 0), vec!["stitched_quote"]);
+    let msg = &r.claims[0].reasons[0].message;
+    assert!(msg.contains(r#"its last words "Great" are said elsewhere in it"#), "{msg}");
+    // without the stray word the same quote is found
+    let ok = answer.replace(" Great\"", "\"");
+    let r = verify(&ok, &ctx.sources, &VerifyOptions::default()).unwrap();
+    assert!(codes(&r, 0).is_empty(), "{:?}", r.claims[0].reasons);
+}

@@ -16,11 +16,18 @@ fn norm(s: &str) -> String {
     match_tokens(s).into_iter().map(|t| t.norm).collect::<Vec<_>>().join(" ")
 }
 
-fn check(text: &str, m: &QuoteMatch) {
+fn check(text: &str, quote: &str, m: &QuoteMatch) {
     assert!(m.start <= m.end && m.end <= text.len(), "{m:?}");
     assert!(text.is_char_boundary(m.start) && text.is_char_boundary(m.end), "{m:?}");
     assert!(m.score.is_finite() && (0.0..=100.0).contains(&m.score), "{m:?}");
     assert!(!m.matched || (m.score >= MatchOptions::default().threshold && m.missing_numbers.is_empty() && !m.stitched));
+    // stray edge words: char-boundary slices of the quote and of the text, the same words
+    if let Some(s) = &m.stray {
+        assert!(m.stitched && s.quote_start < s.quote_end && s.text_start < s.text_end, "{m:?}");
+        let (q, t) = (quote.get(s.quote_start..s.quote_end), text.get(s.text_start..s.text_end));
+        assert!(q.is_some() && t.is_some(), "{m:?}");
+        assert_eq!(norm(q.unwrap()), norm(t.unwrap()), "{m:?}");
+    }
 }
 
 /// The quote is an exact piece of the text's normalised view: distance 0, score 100.
@@ -30,7 +37,7 @@ fn check_exact(text: &str, quote: &str, ntext: &str) {
         return;
     }
     let m = match_quote(text, quote, &MatchOptions::default());
-    check(text, &m);
+    check(text, quote, &m);
     assert!(m.distance == 0 && m.score == 100.0, "exact piece {nq:?} of {ntext:?}: {m:?}");
 }
 
@@ -51,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
     let quote = String::from_utf8_lossy(q);
     let opts = MatchOptions::default();
     let m = match_quote(&text, &quote, &opts);
-    check(&text, &m);
+    check(&text, &quote, &m);
     let ntext = norm(&text);
     check_exact(&text, &quote, &ntext);
     // a slice of the text chosen by the quote's first bytes

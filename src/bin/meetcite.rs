@@ -348,13 +348,15 @@ fn run() -> Result<(), String> {
             let mo = MatchOptions::default();
             jsonl(input, |v| {
                 let text = field(&v, "text")?;
-                let mut m = match_quote(text, field(&v, "quote")?, &mo);
-                PositionEncoding::Chars.encode(text, &mut [&mut m.start, &mut m.end]);
+                let quote = field(&v, "quote")?;
+                let mut m = match_quote(text, quote, &mo);
+                m.encode(PositionEncoding::Chars, text, quote);
                 Ok(serde_json::json!({
                     "id": v.get("id").cloned().unwrap_or(serde_json::Value::Null),
                     "matched": m.matched, "score": m.score,
                     "start": m.start, "end": m.end,
                     "missing_numbers": m.missing_numbers,
+                    "stitched": m.stitched, "stray": m.stray,
                 }))
             })
         }

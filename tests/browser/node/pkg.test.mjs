@@ -154,6 +154,19 @@ test('matchQuote returns UTF-16 offsets (emoji before the quote)', () => {
   assert.deepEqual(bad.missing_numbers, ['20%']);
 });
 
+test('matchQuote: a stitched piece at one end of the quote, its place in quote and text as UTF-16 offsets', () => {
+  const t = 'Zoë 😀: What is going on with the northwind renewal, is legal still holding it?\n' +
+    'Luis: They want the liability cap reworded before they sign anything.\n' +
+    'Priya: Then we move the pilot start to June and keep the discount at five percent for the first quarter.';
+  const q = 'we move the pilot start to June and keep the discount at five percent — what is going on';
+  const r = m.matchQuote(t, q);
+  assert.equal(r.matched, false);
+  assert.equal(r.stitched, true);
+  assert.equal(q.slice(r.stray.quote_start, r.stray.quote_end), 'what is going on');
+  assert.equal(t.slice(r.stray.text_start, r.stray.text_end), 'What is going on');
+  assert.equal(m.matchQuote(t, 'we move the pilot start to June').stray, null);
+});
+
 test('matchQuote offsets around the end of the ASCII prefix (the conversion fast path)', () => {
   // quote inside the ASCII prefix, quote starting on the first non-ASCII char, and after it
   const t = 'Luis said the budget is final. Éric thinks café prices rise by 5% next month, Zoë said.';

@@ -474,7 +474,8 @@ fn stray_edge(q: &View, t: &View, hit: &[bool], ft: usize, lt: usize, max_gap: u
         let len = hi - lo;
         // (chars between the occurrence and the span, occurrence) of the nearest occurrence
         let mut nearest: Option<(usize, usize)> = None;
-        for k in 0..=t.first.len() - len {
+        // the text may have fewer tokens than the edge (one long word aligned to many short ones)
+        for k in 0..(t.first.len() + 1).saturating_sub(len) {
             let a = t.first[k] as usize;
             let b = a + pat.len();
             if b > t.chars.len() || &t.chars[a..b] != pat || (b < t.chars.len() && t.chars[b] != ' ') {
@@ -483,9 +484,9 @@ fn stray_edge(q: &View, t: &View, hit: &[bool], ft: usize, lt: usize, max_gap: u
             // chars strictly between, not counting the joining space; an occurrence that overlaps
             // the span is at the matched place (the alignment only paired its chars elsewhere)
             let dist = if b <= span_a {
-                span_a - b - 1
+                span_a.saturating_sub(b + 1)
             } else if a >= span_b {
-                a - span_b - 1
+                a.saturating_sub(span_b + 1)
             } else {
                 0
             };

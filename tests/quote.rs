@@ -143,6 +143,19 @@ fn edge_words_near_the_span_are_not_stitching() {
 }
 
 #[test]
+fn edge_longer_than_the_text_in_tokens() {
+    // one long token in the text, the quote's left-out edge made of more tokens than the text has
+    for (text, quote) in [
+        ("supercalifragilisticexpialidociousnessandmore", "supercalifragilisticexpialidociousnessandmore a b c d e"),
+        ("x supercalifragilisticexpialidocious", "a b c supercalifragilisticexpialidocious"),
+        ("abcdefghijklmnopqrstuvwxyzabcdefghij", "q r s t abcdefghijklmnopqrstuvwxyzabcdefghij u v w"),
+    ] {
+        let m = match_quote(text, quote, &MatchOptions::default());
+        assert!(m.stray.is_none() && m.end <= text.len(), "{quote}: {m:?}");
+    }
+}
+
+#[test]
 fn emoji_combining_and_long_inputs() {
     let text = "Zoë 😀: the cafe\u{301} budget is fine 👍 and re\u{301}sume\u{301} review is Friday";
     let m = match_quote(text, "the café budget is fine and résumé review is friday", &MatchOptions::default());

@@ -136,13 +136,7 @@ impl View {
 
     /// Tokens `range` (normalised text and byte spans).
     fn tokens(&self, range: std::ops::Range<usize>) -> Vec<Token> {
-        range
-            .map(|i| {
-                let a = self.first[i] as usize;
-                let b = self.first.get(i + 1).map_or(self.chars.len(), |&f| f as usize - 1);
-                Token { norm: self.chars[a..b].iter().collect(), start: self.spans[i].0, end: self.spans[i].1 }
-            })
-            .collect()
+        range.map(|i| Token { norm: self.chars[token_chars(self, i)].iter().collect(), start: self.spans[i].0, end: self.spans[i].1 }).collect()
     }
 }
 

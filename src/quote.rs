@@ -63,6 +63,8 @@ pub struct QuoteMatch {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct StrayEdge {
+    /// The words open the quote (otherwise they close it).
+    pub first: bool,
     pub quote_start: usize,
     pub quote_end: usize,
     pub text_start: usize,
@@ -491,7 +493,7 @@ fn stray_edge(q: &View, t: &View, hit: &[bool], ft: usize, lt: usize, max_gap: u
         match nearest {
             Some((dist, k)) if dist >= max_gap => {
                 let (quote_start, quote_end) = (q.spans[lo].0, q.spans[hi - 1].1);
-                return Some(StrayEdge { quote_start, quote_end, text_start: t.spans[k].0, text_end: t.spans[k + len - 1].1 });
+                return Some(StrayEdge { first: lo == 0, quote_start, quote_end, text_start: t.spans[k].0, text_end: t.spans[k + len - 1].1 });
             }
             _ => {}
         }

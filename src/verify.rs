@@ -714,10 +714,11 @@ fn match_cite<'s>(
         c.problems.push(reason("quote_too_long", format!("the quote is longer than {} characters", crate::quote::MAX_QUOTE_CHARS)));
     } else if m.score < opts.threshold {
         c.problems.push(reason("quote_not_found", format!("the quote was not found in {} (best match {:.0}/100)", src.label, m.score)));
-    } else if let Some(s) = m.stray.as_ref().filter(|_| m.max_gap < opts.max_gap) {
-        // a short piece at one end: name it, since the score alone looked fine
+    } else if let Some(s) = &m.stray {
+        // a short piece at one end (set only when no long skip was found inside): name it, since
+        // the score alone looked fine
         let words = &quote[s.quote_start..s.quote_end];
-        let end = if quote[..s.quote_start].chars().any(char::is_alphanumeric) { "last" } else { "first" };
+        let end = if s.first { "first" } else { "last" };
         c.problems.push(reason(
             "stitched_quote",
             format!("the quote stitches together distant parts of {}: its {end} words \"{words}\" are said elsewhere in it, not next to the rest", src.label),

@@ -113,6 +113,7 @@ fn frankenquote_with_a_short_piece_at_one_end_fails() {
     assert!(!m.matched && m.stitched, "{m:?}");
     let s = m.stray.as_ref().expect("stray words");
     assert_eq!(&quote[s.quote_start..s.quote_end], "what is going on");
+    assert!(!s.first);
     assert_eq!(&text[s.text_start..s.text_end], "What is going on");
     // the same sentence quoted alone, or with the next words of the turn, is found
     for ok in ["we move the pilot start to June and keep the discount at five percent", "keep the discount at five percent for the first quarter"] {

@@ -116,6 +116,11 @@ fn a_quote_with_a_stray_word_from_another_turn_is_stitched() {
     assert_eq!(codes(&r, 0), vec!["stitched_quote"]);
     let msg = &r.claims[0].reasons[0].message;
     assert!(msg.contains(r#"its last words "Great" are said elsewhere in it"#), "{msg}");
+    // the same word opening the quote, after a filler the matcher ignores: named as the first words
+    let lead = answer.replace(r#""quote":"I think"#, r#""quote":"Um, great. I think"#).replace(" Great\"", "\"");
+    let r = verify(&lead, &ctx.sources, &VerifyOptions::default()).unwrap();
+    let msg = &r.claims[0].reasons[0].message;
+    assert!(msg.contains(r#"its first words "great" are said elsewhere in it"#), "{msg}");
     // without the stray word the same quote is found
     let ok = answer.replace(" Great\"", "\"");
     let r = verify(&ok, &ctx.sources, &VerifyOptions::default()).unwrap();

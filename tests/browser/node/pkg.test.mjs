@@ -163,6 +163,7 @@ test('matchQuote: a stitched piece at one end of the quote, its place in quote a
   assert.equal(r.matched, false);
   assert.equal(r.stitched, true);
   assert.equal(q.slice(r.stray.quote_start, r.stray.quote_end), 'what is going on');
+  assert.equal(r.stray.first, false);
   assert.equal(t.slice(r.stray.text_start, r.stray.text_end), 'What is going on');
   assert.equal(m.matchQuote(t, 'we move the pilot start to June').stray, null);
 });

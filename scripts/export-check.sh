@@ -16,4 +16,4 @@ fi
 OUT=target/families-export
 rm -rf "$OUT"
 "$VENV/bin/python" tests/families/build.py --out "$OUT"
-MEETCITE_FAMILIES="$PWD/$OUT" cargo test --release --test families
+MEETCITE_FAMILIES="$PWD/$OUT" cargo test --release --test all families::

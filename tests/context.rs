@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 use common::*;
 use meetcite::{build_context, parse_chunks, ContextOptions, InputError, Order};
 

@@ -1,6 +1,6 @@
 //! Hostile inputs that the other suites do not cover: broken surrogate escapes, tampered reports,
 //! a cited source the viewer may not see, fuzzing regressions. See SECURITY.md.
-mod common;
+use crate::common;
 use common::*;
 use meetcite::context::replace_lone_surrogate_escapes;
 use meetcite::verify::{Status, VerifyOptions};

@@ -2,7 +2,7 @@
 //! source with its span, speaker and link; a further quote that is not found (or sits elsewhere,
 //! or in a source the viewer may not see) flags the claim and is named; the speaker check and the
 //! claim's numbers read every quoted turn. Single-quote answers parse as before.
-mod common;
+use crate::common;
 use common::*;
 use meetcite::answer::{parse_answer, Cite};
 use meetcite::verify::{nli_plan, Policy, Status, VerifyOptions};

@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 use common::fixture;
 use meetcite::chunk::PositionEncoding;
 use meetcite::quote::{locate, match_quote, Haystack, MatchOptions};

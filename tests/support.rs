@@ -1,7 +1,7 @@
 //! The support verdict with the shipped model, on real-looking meeting turns: proposal vs
 //! decision, speaker swap, number change, negation, paraphrase; the README's worked example with
 //! the model on; and the config section that carries the score's weights.
-mod common;
+use crate::common;
 
 use meetcite::nli::NliModel;
 use meetcite::support::{SupportConfig, FEATURES};

@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 use common::*;
 use meetcite::verify::{Policy, Status, VerifyOptions};
 use meetcite::{metrics, render_html, render_markdown, verify, Gold, RenderOptions};

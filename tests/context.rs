@@ -1,5 +1,4 @@
-use crate::common;
-use common::*;
+use crate::common::*;
 use meetcite::{build_context, parse_chunks, ContextOptions, InputError, Order};
 
 #[test]

@@ -1,7 +1,6 @@
 //! Hostile inputs that the other suites do not cover: broken surrogate escapes, tampered reports,
 //! a cited source the viewer may not see, fuzzing regressions. See SECURITY.md.
-use crate::common;
-use common::*;
+use crate::common::*;
 use meetcite::context::replace_lone_surrogate_escapes;
 use meetcite::verify::{Status, VerifyOptions};
 use meetcite::{build_context, parse_answer, parse_chunks, render_html, render_markdown, verify, ContextOptions, RenderOptions};

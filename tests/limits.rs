@@ -4,7 +4,6 @@
 //! size N and 4N is compared with a generous bound (best of 3 runs, time(4N) < 12 x time(N); linear
 //! is 4x, quadratic 16x). Meant for `cargo test --release`; a debug build runs the same checks at
 //! a tenth of the sizes (the timing ratios hold there too, the absolute sizes would be slow).
-use crate::common;
 
 use meetcite::answer::{MAX_ANSWER_BYTES, MAX_CLAIMS};
 use meetcite::context::{MAX_CHUNKS, MAX_CHUNK_BYTES};

@@ -1,7 +1,6 @@
 //! A quote that is real but sits in another source than the one cited: `misattributed`, with
 //! where the words are; only sources the viewer may see are searched.
-use crate::common;
-use common::*;
+use crate::common::*;
 use meetcite::verify::{Policy, Status, VerifyOptions};
 use meetcite::{build_context, parse_chunks, render_html, render_markdown, verify, ContextOptions, Order, PositionEncoding, RenderOptions};
 

@@ -2,8 +2,7 @@
 //! source with its span, speaker and link; a further quote that is not found (or sits elsewhere,
 //! or in a source the viewer may not see) flags the claim and is named; the speaker check and the
 //! claim's numbers read every quoted turn. Single-quote answers parse as before.
-use crate::common;
-use common::*;
+use crate::common::*;
 use meetcite::answer::{parse_answer, Cite};
 use meetcite::verify::{nli_plan, Policy, Status, VerifyOptions};
 use meetcite::{build_context, parse_chunks, render_html, render_markdown, verify, ContextOptions, Order, PositionEncoding, RenderOptions};

@@ -1,5 +1,4 @@
-use crate::common;
-use common::fixture;
+use crate::common::{self, fixture};
 use meetcite::chunk::PositionEncoding;
 use meetcite::quote::{locate, match_quote, Haystack, MatchOptions};
 use proptest::prelude::*;

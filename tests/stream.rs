@@ -1,8 +1,7 @@
 //! Streaming verification (`StreamVerifier`): any split of an answer gives, at `finish`, the report
 //! `verify` gives on the whole text; verdicts come as soon as a claim's object is complete; what
 //! only the whole answer decides (history, a JSON object that comes later) comes as events.
-use crate::common;
-use common::*;
+use crate::common::*;
 use meetcite::stream::{Finished, StreamEvent, StreamOptions, StreamVerifier};
 use meetcite::verify::{Entail, EntailError, Probs, Thresholds, VerifyOptions};
 use meetcite::{build_context, parse_chunks, verify, ContextOptions, Order, Policy, Report, Source};

@@ -1,5 +1,4 @@
-use crate::common;
-use common::*;
+use crate::common::*;
 use meetcite::verify::{Policy, Status, VerifyOptions};
 use meetcite::{metrics, render_html, render_markdown, verify, Gold, RenderOptions};
 

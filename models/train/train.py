@@ -7,7 +7,8 @@ Continued training (v2): python train.py --init /work/ckpt/from_onnx.pt --mix v2
   (--init: start weights from a checkpoint's "model" state dict, fresh optimizer and LR schedule; --resume with the
   same arguments restarts from <ckpt-dir>/last.pt and ignores --init)
 Everything is seeded; the LR schedule is linear warmup then linear decay to 0 at whichever comes first:
-the planned number of steps (--epochs) or the wall-clock deadline (--end-utc). Checkpoints (model + optimizer +
+the planned number of steps (--epochs) or the wall-clock deadline (--end-utc; 'none' = steps only, for a run
+resumed across sessions). Checkpoints (model + optimizer +
 schedule + data position + RNG) go to --ckpt-dir every --ckpt-min minutes; the best model on the dev mix is
 kept as best.pt.
 """
@@ -128,7 +129,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--smoothing", type=float, default=0.05)
     ap.add_argument("--max-len", type=int, default=128)
-    ap.add_argument("--end-utc", default="23:05", help="HH:MM UTC by which the LR reaches 0 and training stops")
+    ap.add_argument("--end-utc", default="23:05", help="HH:MM UTC by which the LR reaches 0 and training stops; "
+                    "'none': the LR follows the steps only (a run resumed across sessions: a wall-clock deadline "
+                    "measured from the first session's start would leave the later ones almost no LR)")
     ap.add_argument("--ckpt-min", type=float, default=10)
     ap.add_argument("--eval-min", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
@@ -174,12 +177,14 @@ def main():
     opt = torch.optim.AdamW(groups, lr=args.lr)
     steps_per_epoch = math.ceil(len(train) / args.bs)
     total_steps = int(steps_per_epoch * args.epochs)
-    today = dt.datetime.now(dt.timezone.utc)
-    hh, mm = map(int, args.end_utc.split(":"))
-    deadline = today.replace(hour=hh, minute=mm, second=0, microsecond=0)
-    if deadline < today - dt.timedelta(hours=2):
-        deadline += dt.timedelta(days=1)
-    deadline = deadline.timestamp()
+    deadline = None
+    if args.end_utc != "none":
+        today = dt.datetime.now(dt.timezone.utc)
+        hh, mm = map(int, args.end_utc.split(":"))
+        deadline = today.replace(hour=hh, minute=mm, second=0, microsecond=0)
+        if deadline < today - dt.timedelta(hours=2):
+            deadline += dt.timedelta(days=1)
+        deadline = deadline.timestamp()
 
     state = {"step": 0, "epoch": 0, "pos": 0, "start": time.time(), "best": -1.0, "seen": 0}
     last = os.path.join(args.ckpt_dir, "last.pt")
@@ -188,11 +193,14 @@ def main():
         model.load_state_dict(ck["model"]); opt.load_state_dict(ck["opt"]); state = ck["state"]
         random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
         log(f"resumed from {last}: {state}")
-    log(f"steps/epoch={steps_per_epoch} total_steps={total_steps} deadline={dt.datetime.fromtimestamp(deadline, dt.timezone.utc)}")
+    log(f"steps/epoch={steps_per_epoch} total_steps={total_steps} "
+        f"deadline={dt.datetime.fromtimestamp(deadline, dt.timezone.utc) if deadline else 'none (LR by steps)'}")
 
     def lr_factor(step):
         warm = min(1.0, (step + 1) / args.warmup)
         by_steps = 1 - step / total_steps
+        if deadline is None:
+            return warm * max(0.0, by_steps)
         span = max(1.0, deadline - state["start"])
         by_time = (deadline - time.time()) / span
         return warm * max(0.0, min(by_steps, by_time))

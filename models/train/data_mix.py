@@ -76,6 +76,8 @@ SUPPORT_PAIRS_V5 = os.environ.get("SUPPORT_PAIRS_V5", os.path.join(HERE, "out", 
 # model has seen a calib meeting and the support score's fit is on meetings new to the NLI, as val is.
 MIXES = {"v1": (TRAIN_MIX, QMSUM_TRAIN), "v2": (TRAIN_MIX_V2, QMSUM_TRAIN_V2), "v3": (TRAIN_MIX_V3, QMSUM_TRAIN_V2),
          "v5": (TRAIN_MIX_V5, QMSUM_TRAIN_V2), "v2c": (TRAIN_MIX_V2, QMSUM_TRAIN_V2)}
+# mixes whose QMSum pairs leave the calib meetings out and whose dev mix has no QMSum val
+CALIB_HELD_OUT = ("v3", "v5", "v2c")
 
 
 def read(path):
@@ -106,20 +108,18 @@ def load_train_mix(seed=42, mix="v1"):
             rows = [r for r in rows if r["hypothesis"].strip().lower() not in held]
         for r in rows:
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
-    if mix in ("v3", "v5"):
+    if mix in CALIB_HELD_OUT:
         from build_support_pairs import calib_meeting
         qrows = [r for r in read(qmsum) if not calib_meeting(r["meeting"])]
+    else:
+        qrows = read(qmsum)
+    if mix in ("v3", "v5"):
         qrows = rng.sample(qrows, len(qrows) // 2)
         srows = read(SUPPORT_PAIRS if mix == "v3" else SUPPORT_PAIRS_V5)
         if mix == "v5":  # two wrong-span windows per sentence: one more copy of its supported window
             srows += [r for r in srows if r.get("kind") == "span"]
         for r in srows * 2:
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_support"})
-    elif mix == "v2c":
-        from build_support_pairs import calib_meeting
-        qrows = [r for r in read(qmsum) if not calib_meeting(r["meeting"])]
-    else:
-        qrows = read(qmsum)
     for r in qrows:
         out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "qmsum_train"})
     return out
@@ -134,7 +134,7 @@ def load_dev_mix(seed=42, n_qmsum=300, mix="v1"):
     for fn in ["cad_snli_original_dev.jsonl", "dnli2024_dev.jsonl"]:
         for r in read(os.path.join(NLI, fn)):
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": fn[:-6]})
-    if mix in ("v3", "v5", "v2c"):
+    if mix in CALIB_HELD_OUT:
         # QMSum val is the support evaluation's: never used for checkpoint selection from v3 on
         for r in read(SUPPORT_DEV):
             out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": r["label"], "source": "support_dev"})

@@ -118,6 +118,29 @@ def evaluate(model, enc_dev, dev, bs=64):
     return res
 
 
+def carry_pack(sd):
+    """int8 per output row (symmetric, the scheme of quantize.py) for every 2-D weight, the rest as is: a checkpoint
+    small enough to commit, so that a run longer than a session survives a new machine. Continuing from int8 weights
+    is what steps 2-6 did (init_from_onnx.py) without measurable harm."""
+    out = {}
+    for k, v in sd.items():
+        if v.dtype == torch.float32 and v.dim() == 2:
+            scale = v.abs().amax(dim=1, keepdim=True).clamp(min=1e-12) / 127.0
+            out[k] = {"q": torch.round(v / scale).clamp(-127, 127).to(torch.int8), "scale": scale}
+        else:
+            out[k] = v.clone()
+    return out
+
+
+def carry_unpack(packed, like):
+    sd = {}
+    for k, ref in like.items():
+        v = packed[k]
+        sd[k] = v["q"].float() * v["scale"] if isinstance(v, dict) else v
+        assert sd[k].shape == ref.shape, (k, sd[k].shape, ref.shape)
+    return sd
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "ckpt"),
@@ -140,6 +163,11 @@ def main():
     ap.add_argument("--mix", default="v1", help="training mix name in data_mix.MIXES")
     ap.add_argument("--log", default="train.log", help="log file name under logs/")
     ap.add_argument("--eval-start", action="store_true", help="evaluate the dev mix before the first step")
+    ap.add_argument("--carry", help="compact checkpoint that can be committed (int8 per-row weights, step, data position, "
+                    "RNG; no optimizer state, ~23 MB), written with every last.pt; --resume falls back to it when "
+                    "<ckpt-dir>/last.pt is missing, as on a new machine where ignored files are gone")
+    ap.add_argument("--rewarm", type=int, default=100, help="steps of LR warmup after resuming from --carry "
+                    "(its AdamW moments start from zero)")
     args = ap.parse_args()
 
     os.makedirs(args.ckpt_dir, exist_ok=True)
@@ -188,16 +216,26 @@ def main():
 
     state = {"step": 0, "epoch": 0, "pos": 0, "start": time.time(), "best": -1.0, "seen": 0}
     last = os.path.join(args.ckpt_dir, "last.pt")
+    rewarm_from = None
     if args.resume and os.path.exists(last):
         ck = torch.load(last, weights_only=False)
         model.load_state_dict(ck["model"]); opt.load_state_dict(ck["opt"]); state = ck["state"]
         random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
         log(f"resumed from {last}: {state}")
+    elif args.resume and args.carry and os.path.exists(args.carry):
+        ck = torch.load(args.carry, weights_only=False)
+        model.load_state_dict(carry_unpack(ck["model"], model.state_dict())); state = ck["state"]
+        random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
+        rewarm_from = state["step"]
+        log(f"resumed from the carry checkpoint {args.carry} (weights int8 per row, fresh AdamW moments, "
+            f"{args.rewarm} steps of rewarm): {state}")
     log(f"steps/epoch={steps_per_epoch} total_steps={total_steps} "
         f"deadline={dt.datetime.fromtimestamp(deadline, dt.timezone.utc) if deadline else 'none (LR by steps)'}")
 
     def lr_factor(step):
         warm = min(1.0, (step + 1) / args.warmup)
+        if rewarm_from is not None:
+            warm = min(warm, (step - rewarm_from + 1) / args.rewarm)
         by_steps = 1 - step / total_steps
         if deadline is None:
             return warm * max(0.0, by_steps)
@@ -210,6 +248,12 @@ def main():
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state, "args": vars(args),
                     "py_rng": random.getstate(), "np_rng": np.random.get_state(), "torch_rng": torch.get_rng_state()}, tmp)
         os.replace(tmp, path)
+        if args.carry:
+            tmp = args.carry + ".tmp"
+            torch.save({"model": carry_pack(model.state_dict()), "state": state, "args": vars(args),
+                        "py_rng": random.getstate(), "np_rng": np.random.get_state(),
+                        "torch_rng": torch.get_rng_state()}, tmp)
+            os.replace(tmp, args.carry)
 
     if args.eval_start and state["step"] == 0:
         r = evaluate(model, enc_dev, dev)

@@ -259,6 +259,110 @@ fn myers_blocks<const NB: usize>(peq: &Peq, m: usize, text: &[char], anchored: b
     (best as usize, best_end)
 }
 
+/// The 0-100 score of an alignment at edit distance `dist` of an `m`-char quote.
+fn score_of(dist: usize, m: usize) -> f64 {
+    (100.0 * (1.0 - dist as f64 / m as f64)).max(0.0)
+}
+
+/// Length of the q-grams of [`candidate_ranges`].
+const QGRAM: usize = 3;
+
+/// Where an alignment of `pat` with at most `k` edits can lie in `text`: merged char ranges, in
+/// order, that hold every such alignment whole; `None` where the filter cannot rule anything out.
+///
+/// The q-gram lemma: an alignment with at most `k` edits keeps at least `m - q + 1 - k q` of the
+/// pattern's q-grams intact, each at its own text position inside the aligned span, and the span
+/// is at most `m + k` chars long. So every window of `m + k` text chars that holds such a span
+/// has at least that many positions whose q-gram occurs in the pattern. Counting positions whose
+/// q-gram's hash is in the pattern's hash set only adds positions (a collision), so no window
+/// with a passing alignment is ever dropped. One table lookup per text char against the ~40
+/// operations of a two-block Myers column; on transcript text 3-15 % of a long chunk survives for
+/// quotes of 5-20 words.
+fn candidate_ranges(pat: &[char], text: &[char], k: usize) -> Option<Vec<(usize, usize)>> {
+    let (m, n) = (pat.len(), text.len());
+    let need = (m + 1).checked_sub(QGRAM + k * QGRAM).filter(|&x| x > 0)?;
+    let span = m + k;
+    // Measured on the scaling cases (BENCHMARKS.md): a one-block pattern's Myers column costs
+    // about what the filter costs per char, and on texts under ~16 spans too much of the text
+    // survives the filter; both are searched whole.
+    if pat.len() <= 64 || n < 16 * span {
+        return None;
+    }
+    let hash = |a: char, b: char, c: char| -> usize {
+        let x = (a as u32) ^ (b as u32).rotate_left(11) ^ (c as u32).rotate_left(22);
+        (x.wrapping_mul(0x9E37_79B1) >> 20) as usize
+    };
+    let mut set = [0u64; 64];
+    for g in pat.windows(QGRAM) {
+        let h = hash(g[0], g[1], g[2]);
+        set[h / 64] |= 1 << (h % 64);
+    }
+    let mut hits = vec![0u8; n + 1 - QGRAM];
+    for (j, hit) in hits.iter_mut().enumerate() {
+        let h = hash(text[j], text[j + 1], text[j + 2]);
+        *hit = ((set[h / 64] >> (h % 64)) & 1) as u8;
+    }
+    // windows of `w` q-gram positions: the q-grams of a span of `m + k` chars
+    let w = span + 1 - QGRAM;
+    let last = hits.len() - w;
+    let mut count: usize = hits[..w].iter().map(|&h| usize::from(h)).sum();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for a in 0..=last {
+        if a > 0 {
+            count = count + usize::from(hits[a + w - 1]) - usize::from(hits[a - 1]);
+        }
+        if count >= need {
+            // the span starting at `a`; the last window also holds every span starting after it
+            let e = if a == last { n } else { a + span };
+            match out.last_mut() {
+                Some(r) if a <= r.1 => r.1 = r.1.max(e),
+                _ => out.push((a, e)),
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The largest edit distance whose score still reaches `threshold` (the score falls by `100 / m`
+/// per edit); `None` when not even an exact copy passes.
+fn max_passing(m: usize, threshold: f64) -> Option<usize> {
+    if score_of(0, m) < threshold {
+        return None;
+    }
+    let mut k = ((m as f64) * (100.0 - threshold) / 100.0).clamp(0.0, m as f64) as usize;
+    while k > 0 && score_of(k, m) < threshold {
+        k -= 1;
+    }
+    while k < m && score_of(k + 1, m) >= threshold {
+        k += 1;
+    }
+    Some(k)
+}
+
+/// [`myers`] of the quote over the whole text, the same (distance, leftmost end) computed on the
+/// [`candidate_ranges`] only when the best alignment passes `threshold`. Exact: an end whose
+/// best alignment passes lies in a range that holds that alignment whole, where a fresh
+/// semi-global pass gets the same distance for it; no range gives any end a lower distance than
+/// the whole text does. A quote that passes nowhere in the ranges gets the full pass, so its
+/// (failing) score is exact too.
+fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usize) {
+    let m = pat.len();
+    if let Some((k, ranges)) = max_passing(m, threshold).and_then(|k| candidate_ranges(pat, text, k).map(|r| (k, r))) {
+        let mut best = (usize::MAX, 0);
+        for (a, b) in ranges {
+            let (d, j) = myers(peq, m, &text[a..b], false, None);
+            if d < best.0 {
+                best = (d, a + j);
+            }
+        }
+        // exact for any `k`: the ranges hold every alignment with at most `k` edits
+        if best.0 <= k {
+            return best;
+        }
+    }
+    myers(peq, m, text, false, None)
+}
+
 /// Semi-global edit distance of `pat` in `text`: (best distance, leftmost end index inclusive).
 #[cfg(test)]
 fn myers_search(pat: &[char], text: &[char]) -> (usize, usize) {
@@ -387,8 +491,8 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
         return QuoteMatch::none();
     }
     let peq = Peq::new(&q.chars);
-    let (dist, end) = myers(&peq, m, &t.chars, false, None);
-    let score = (100.0 * (1.0 - dist as f64 / m as f64)).max(0.0);
+    let (dist, end) = search(&peq, &q.chars, &t.chars, opts.threshold);
+    let score = score_of(dist, m);
     let start = align_start(&q.chars, &t.chars, end, dist);
     // the stitched-quote checks need the alignment itself; only quotes that pass the score get it
     let mut hit = Vec::new();
@@ -582,6 +686,61 @@ mod tests {
             prev = cur;
         }
         best
+    }
+
+    /// The q-gram filter changes nothing: on random word texts with repeats (ties between ends),
+    /// quotes copied with 0-40 % edits or made up, and thresholds from 0 to 100, `search` gives
+    /// the full pass's distance and leftmost end.
+    #[test]
+    fn filtered_search_equals_the_full_pass() {
+        const WORDS: &[&str] = &[
+            "the", "pilot", "discount", "is", "now", "five", "percent", "and", "we", "agreed", "on", "three", "months", "so", "team", "price", "ok", "dana",
+            "said", "ten",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let (mut filtered, mut cases) = (0, 0);
+        for round in 0..300 {
+            let words: Vec<&str> = (0..40 + rnd(2000)).map(|_| WORDS[rnd(WORDS.len())]).collect();
+            let mut text: Vec<char> = words.join(" ").chars().collect();
+            if round % 3 == 0 {
+                // a repeated passage: equal distances at two ends
+                let piece = text[..text.len() / 3].to_vec();
+                text.extend(std::iter::once(' ').chain(piece));
+            }
+            let qlen = (3 + rnd(200)).min(text.len());
+            let from = rnd(text.len() - qlen + 1);
+            let mut pat: Vec<char> =
+                if round % 5 == 4 { (0..qlen).map(|_| char::from(b'a' + rnd(26) as u8)).collect() } else { text[from..from + qlen].to_vec() };
+            for _ in 0..rnd(pat.len() * 2 / 5 + 1) {
+                let i = rnd(pat.len());
+                match rnd(3) {
+                    0 => pat[i] = char::from(b'a' + rnd(26) as u8),
+                    1 if pat.len() > 3 => {
+                        pat.remove(i);
+                    }
+                    _ => pat.insert(i, 'q'),
+                }
+            }
+            let peq = Peq::new(&pat);
+            let full = myers(&peq, pat.len(), &text, false, None);
+            for threshold in [0.0, 50.0, 70.0, 80.0, 90.0, 100.0] {
+                cases += 1;
+                let k = max_passing(pat.len(), threshold);
+                filtered += usize::from(k.and_then(|k| candidate_ranges(&pat, &text, k)).is_some());
+                assert_eq!(search(&peq, &pat, &text, threshold), full, "round {round} threshold {threshold}");
+                if let Some(k) = k {
+                    assert!(score_of(k, pat.len()) >= threshold && (k == pat.len() || score_of(k + 1, pat.len()) < threshold));
+                }
+            }
+        }
+        // the filter must actually have run on a good share of the cases
+        assert!(filtered * 4 > cases, "{filtered} of {cases}");
     }
 
     #[test]

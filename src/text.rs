@@ -47,10 +47,68 @@ pub fn fold_word_into(w: &str, out: &mut String) {
 /// Byte spans of the raw word tokens (see [`raw_tokens`]), in order. One pass over the bytes,
 /// decoding only non-ASCII chars (collecting the text's `char_indices` first cost an allocation of
 /// 16 bytes per char and a second pass: a third of the matcher's time on a 100k-char chunk).
+///
+/// A text with a few non-ASCII chars (a curly quote, a dash, a no-break space: about one in a
+/// thousand chars of the QMSum transcripts) is cut at ASCII whitespace into pieces: the pieces
+/// without a non-ASCII byte take the byte tokenizer, the rest the char one. Whitespace ends every
+/// token and no `{marker}` holds any, so a cut there changes no token.
 fn raw_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
-    if text.is_ascii() {
-        return ascii_token_spans(text.as_bytes(), f);
+    for (a, b, ascii) in Pieces::new(text) {
+        if ascii {
+            ascii_token_spans(&text.as_bytes()[a..b], |s, e| f(a + s, a + e));
+        } else {
+            char_token_spans(&text[a..b], |s, e| f(a + s, a + e));
+        }
     }
+}
+
+/// The pieces of [`raw_token_spans`]: `(start, end, ascii)` byte ranges that cover the text in
+/// order, cut at ASCII whitespace, `ascii` when the piece has no non-ASCII byte. An ASCII text is
+/// one piece.
+struct Pieces<'a> {
+    b: &'a [u8],
+    at: usize,
+    /// the non-ASCII piece that follows the ASCII piece just returned
+    pending: Option<(usize, usize)>,
+}
+
+impl<'a> Pieces<'a> {
+    fn new(text: &'a str) -> Self {
+        Pieces { b: text.as_bytes(), at: 0, pending: None }
+    }
+}
+
+impl Iterator for Pieces<'_> {
+    type Item = (usize, usize, bool);
+
+    fn next(&mut self) -> Option<(usize, usize, bool)> {
+        if let Some((a, e)) = self.pending.take() {
+            self.at = e;
+            return Some((a, e, false));
+        }
+        let (b, at) = (self.b, self.at);
+        if at >= b.len() {
+            return None;
+        }
+        let Some(p) = b[at..].iter().position(|&x| x >= 0x80).map(|p| at + p) else {
+            self.at = b.len();
+            return Some((at, b.len(), true));
+        };
+        // the ASCII words before the word that holds the non-ASCII char, then that word
+        let cut = b[at..p].iter().rposition(u8::is_ascii_whitespace).map_or(at, |i| at + i + 1);
+        let end = b[p..].iter().position(u8::is_ascii_whitespace).map_or(b.len(), |i| p + i);
+        if cut > at {
+            self.pending = Some((cut, end));
+            self.at = cut;
+            return Some((at, cut, true));
+        }
+        self.at = end;
+        Some((cut, end, false))
+    }
+}
+
+/// [`raw_token_spans`] decoding chars: the rules for any text.
+fn char_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     // the char at byte `p` (a char boundary) and its length in bytes
@@ -130,46 +188,78 @@ fn raw_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
 /// [`raw_token_spans`] of an ASCII text: the same rules on bytes, with no char decoding and no
 /// lookahead closure (most transcripts are ASCII; this is about a third faster on them).
 fn ascii_token_spans(b: &[u8], mut f: impl FnMut(usize, usize)) {
-    let n = b.len();
-    let mut i = 0;
-    while i < n {
-        let c = b[i];
-        if !c.is_ascii_alphanumeric() {
-            if c == b'{' {
-                // a short {marker}: at most 39 chars inside, no space or brace
-                let (mut j, mut k) = (i + 1, 1);
-                while j < n && k < 40 && !matches!(b[j], b'}' | b'{') && !char::from(b[j]).is_whitespace() {
-                    j += 1;
-                    k += 1;
-                }
-                if j < n && b[j] == b'}' {
-                    i = j + 1;
-                    continue;
-                }
-            }
-            i += 1;
-            continue;
-        }
-        let (mut j, mut last) = (i + 1, c);
-        while j < n {
-            let c2 = b[j];
-            if !c2.is_ascii_alphanumeric() {
-                // `'` inside a word; `.` or `,` between digits
-                let next = b.get(j + 1).copied().filter(u8::is_ascii_alphanumeric);
-                let keep = match (c2, next) {
-                    (b'\'', Some(_)) => true,
-                    (b'.' | b',', Some(d)) => last.is_ascii_digit() && d.is_ascii_digit(),
-                    _ => false,
-                };
-                if !keep {
-                    break;
-                }
-            }
-            last = c2;
-            j += 1;
-        }
+    for (i, j) in AsciiSpans::new(b) {
         f(i, j);
-        i = j;
+    }
+}
+
+/// The spans of [`ascii_token_spans`] as an iterator, so that a hot caller keeps the token's
+/// work in its own loop (a callback stayed an out-of-line call per token, with its spills).
+/// The second field of an item tells whether the token kept an inner `'`.
+struct AsciiSpans<'a> {
+    b: &'a [u8],
+    i: usize,
+    apostrophe: bool,
+}
+
+impl<'a> AsciiSpans<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        AsciiSpans { b, i: 0, apostrophe: false }
+    }
+}
+
+impl Iterator for AsciiSpans<'_> {
+    type Item = (usize, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let (b, n) = (self.b, self.b.len());
+        let mut i = self.i;
+        while i < n {
+            let c = b[i];
+            if !c.is_ascii_alphanumeric() {
+                if c == b'{' {
+                    // a short {marker}: at most 39 chars inside, no space or brace
+                    let (mut j, mut k) = (i + 1, 1);
+                    while j < n && k < 40 && !matches!(b[j], b'}' | b'{') && !char::from(b[j]).is_whitespace() {
+                        j += 1;
+                        k += 1;
+                    }
+                    if j < n && b[j] == b'}' {
+                        i = j + 1;
+                        continue;
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            let (mut j, mut last) = (i + 1, c);
+            self.apostrophe = false;
+            while j < n {
+                let c2 = b[j];
+                if !c2.is_ascii_alphanumeric() {
+                    // `'` inside a word; `.` or `,` between digits
+                    let next = b.get(j + 1).copied().filter(u8::is_ascii_alphanumeric);
+                    let keep = match (c2, next) {
+                        (b'\'', Some(_)) => {
+                            self.apostrophe = true;
+                            true
+                        }
+                        (b'.' | b',', Some(d)) => last.is_ascii_digit() && d.is_ascii_digit(),
+                        _ => false,
+                    };
+                    if !keep {
+                        break;
+                    }
+                }
+                last = c2;
+                j += 1;
+            }
+            self.i = j;
+            return Some((i, j));
+        }
+        self.i = n;
+        None
     }
 }
 
@@ -239,47 +329,84 @@ pub fn visit_match_tokens(text: &str, mut f: impl FnMut(usize, usize, &str)) {
 /// `String` per word, copied again into the view, was two thirds of a match on a 2,000-char chunk).
 pub(crate) fn push_match_tokens(text: &str, out: &mut Vec<char>, mut token: impl FnMut(usize, usize, usize, &[char])) {
     debug_assert!(out.is_empty());
-    let labels = speaker_label_ranges(text);
-    let mut li = 0;
-    // chars of the last token taken from the text (not the `%` -> "percent" ones)
-    let mut prev = 0..0;
-    let mut scratch = String::new();
-    raw_token_spans(text, |start, end| {
-        while li < labels.len() && labels[li].1 <= start {
-            li += 1;
-        }
-        if li < labels.len() && labels[li].0 <= start && end <= labels[li].1 {
-            return;
-        }
-        let before = out.len();
-        if before > 0 {
-            out.push(' ');
-        }
-        let first = out.len();
-        let raw = &text[start..end];
-        if raw.is_ascii() {
-            out.extend(fold_ascii(raw));
+    let mut st = TokenState { labels: speaker_label_ranges(text), li: 0, prev: 0..0, scratch: String::new() };
+    for (a, b, ascii) in Pieces::new(text) {
+        if ascii {
+            let mut spans = AsciiSpans::new(&text.as_bytes()[a..b]);
+            while let Some((start, end)) = spans.next() {
+                take_token(&mut st, text, out, a + start, a + end, Some(spans.apostrophe), &mut token);
+            }
         } else {
-            scratch.clear();
-            fold_word_into(raw, &mut scratch);
-            out.extend(scratch.chars());
+            char_token_spans(&text[a..b], |start, end| take_token(&mut st, text, out, a + start, a + end, None, &mut token));
         }
-        let word = &out[first..];
-        let filler = FILLERS.iter().any(|f| f.len() == word.len() && f.bytes().zip(word).all(|(x, &y)| char::from(x) == y));
-        if word.is_empty() || filler || *word == out[prev.clone()] {
-            out.truncate(before);
-            return;
+    }
+}
+
+/// What [`take_token`] carries from one raw token to the next.
+struct TokenState {
+    labels: Vec<(usize, usize)>,
+    li: usize,
+    /// chars of the last token taken from the text (not the `%` -> "percent" ones)
+    prev: std::ops::Range<usize>,
+    scratch: String,
+}
+
+/// One raw token `text[start..end]` into the view: dropped inside a speaker label, folded into
+/// `out`, dropped again as a filler or a repeat, else reported to `token`. `ascii_apostrophe`:
+/// the token is ASCII and whether it holds a `'` (known to the byte tokenizer), `None` when the
+/// caller does not know.
+#[inline(always)]
+fn take_token(
+    st: &mut TokenState,
+    text: &str,
+    out: &mut Vec<char>,
+    start: usize,
+    end: usize,
+    ascii_apostrophe: Option<bool>,
+    token: &mut impl FnMut(usize, usize, usize, &[char]),
+) {
+    let labels = &st.labels;
+    while st.li < labels.len() && labels[st.li].1 <= start {
+        st.li += 1;
+    }
+    if st.li < labels.len() && labels[st.li].0 <= start && end <= labels[st.li].1 {
+        return;
+    }
+    let before = out.len();
+    if before > 0 {
+        out.push(' ');
+    }
+    let first = out.len();
+    let raw = &text[start..end];
+    match ascii_apostrophe {
+        // an exact-size copy the compiler widens and lower-cases in bulk
+        Some(false) => out.extend(raw.bytes().map(|b| char::from(b.to_ascii_lowercase()))),
+        Some(true) => out.extend(fold_ascii(raw)),
+        None if raw.is_ascii() => out.extend(fold_ascii(raw)),
+        None => {
+            st.scratch.clear();
+            fold_word_into(raw, &mut st.scratch);
+            out.extend(st.scratch.chars());
         }
-        prev = first..out.len();
-        token(start, end, first, &out[first..]);
-        // a `%` right after a number becomes the token "percent"
-        if text.as_bytes().get(end) == Some(&b'%') {
-            out.push(' ');
-            let first = out.len();
-            out.extend("percent".chars());
-            token(end, end + 1, first, &out[first..]);
-        }
-    });
+    }
+    let word = &out[first..];
+    // every filler starts with one of these letters and has at most 6 chars
+    let filler = word.len() <= 6
+        && matches!(word.first(), Some('u' | 'e' | 'a' | 'h' | 'm'))
+        && FILLERS.iter().any(|f| f.len() == word.len() && f.bytes().zip(word).all(|(x, &y)| char::from(x) == y));
+    if word.is_empty() || filler || *word == out[st.prev.clone()] {
+        out.truncate(before);
+        return;
+    }
+    st.prev = first..out.len();
+    token(start, end, first, &out[first..]);
+    // a `%` right after a number becomes the token "percent"
+    if text.as_bytes().get(end) == Some(&b'%') {
+        out.push(' ');
+        let first = out.len();
+        out.extend("percent".chars());
+        token(end, end + 1, first, &out[first..]);
+    }
 }
 
 /// Tokens for matching: raw tokens minus fillers and speaker labels, with immediate repetitions collapsed
@@ -539,6 +666,32 @@ pub(crate) mod tests {
         let ascii = PIECES.iter().position(|p| !p.is_ascii()).unwrap_or(PIECES.len());
         let pool = if rnd(2) == 0 { &PIECES[..ascii] } else { PIECES };
         (0..rnd(40)).map(|_| pool[rnd(pool.len())]).collect()
+    }
+
+    /// `take_token` rejects a word as a filler only after a cheap test of its length and first
+    /// letter; every filler must pass that test.
+    #[test]
+    fn fillers_pass_the_quick_test() {
+        for f in FILLERS {
+            assert!(f.len() <= 6 && matches!(f.chars().next(), Some('u' | 'e' | 'a' | 'h' | 'm')), "{f}");
+        }
+    }
+
+    /// Cutting a text at ASCII whitespace into byte-tokenized and char-tokenized pieces gives the
+    /// char tokenizer's spans for the whole text.
+    #[test]
+    fn pieces_tokenize_as_the_whole_text() {
+        let mut seed = 11u64;
+        let mut mixed = 0;
+        for _ in 0..5000 {
+            let text = random_text(&mut seed);
+            mixed += usize::from(!text.is_ascii() && text.bytes().any(|b| b.is_ascii_whitespace()));
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            raw_token_spans(&text, |s, e| got.push((s, e)));
+            char_token_spans(&text, |s, e| want.push((s, e)));
+            assert_eq!(got, want, "{text:?}");
+        }
+        assert!(mixed > 1000, "{mixed}");
     }
 
     /// The match-token rules written plainly (the fused hot path must give the same tokens):

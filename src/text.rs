@@ -300,8 +300,9 @@ pub fn speaker_label_ranges(text: &str) -> Vec<(usize, usize)> {
     for line in text.split('\n') {
         if let Some(colon) = label_head(line).find(':') {
             let label = &line[..colon];
-            let words: Vec<&str> = label.split_whitespace().collect();
-            let ok = (1..=4).contains(&words.len()) && words[0].chars().next().is_some_and(char::is_uppercase) && label_chars(label);
+            // no Vec of the words: this runs once per turn of every chunk the matcher reads
+            let mut words = label.split_whitespace();
+            let ok = words.next().is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase)) && words.count() <= 3 && label_chars(label);
             if ok {
                 out.push((line_start, line_start + colon + 1));
             }

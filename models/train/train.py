@@ -159,7 +159,8 @@ def main():
     ap.add_argument("--eval-min", type=float, default=20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--init", help="checkpoint whose 'model' state dict initialises the weights (fresh optimizer/schedule)")
+    ap.add_argument("--init", help="checkpoint whose 'model' state dict initialises the weights (fresh optimizer/schedule); "
+                    "a --carry file works too")
     ap.add_argument("--mix", default="v1", help="training mix name in data_mix.MIXES")
     ap.add_argument("--log", default="train.log", help="log file name under logs/")
     ap.add_argument("--eval-start", action="store_true", help="evaluate the dev mix before the first step")
@@ -195,7 +196,10 @@ def main():
         base, num_labels=3, id2label={i: l for i, l in enumerate(LABELS)}, label2id={l: i for i, l in enumerate(LABELS)})
     if args.init and not (args.resume and os.path.exists(os.path.join(args.ckpt_dir, "last.pt"))):
         ck = torch.load(args.init, weights_only=False, map_location="cpu")
-        model.load_state_dict(ck["model"] if "model" in ck else ck)
+        sd = ck["model"] if "model" in ck else ck
+        if any(isinstance(v, dict) for v in sd.values()):  # a --carry file (stage B from stage A's carry)
+            sd = carry_unpack(sd, model.state_dict())
+        model.load_state_dict(sd)
         log(f"initialised weights from {args.init}")
     log(f"args {json.dumps(vars(args))}")
     model.train()

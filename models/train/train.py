@@ -12,7 +12,7 @@ resumed across sessions). Checkpoints (model + optimizer +
 schedule + data position + RNG) go to --ckpt-dir every --ckpt-min minutes; the best model on the dev mix is
 kept as best.pt.
 """
-import argparse, datetime as dt, json, logging, math, os, random, sys, time
+import argparse, datetime as dt, json, logging, logging.handlers, math, os, random, sys, time
 
 import numpy as np
 import torch
@@ -174,7 +174,10 @@ def main():
     os.makedirs(args.ckpt_dir, exist_ok=True)
     os.makedirs(os.path.join(HERE, "logs"), exist_ok=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
-                        handlers=[logging.FileHandler(os.path.join(HERE, "logs", args.log)), logging.StreamHandler()])
+                        # Watched: the log is tracked by git, and a checkout or stash that replaces the file while
+                        # a run goes on left the run writing to the unlinked old file (2026-12-03)
+                        handlers=[logging.handlers.WatchedFileHandler(os.path.join(HERE, "logs", args.log)),
+                                  logging.StreamHandler()])
     log = logging.info
     torch.set_num_threads(args.threads)
     seed_all(args.seed)

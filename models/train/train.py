@@ -141,6 +141,16 @@ def carry_unpack(packed, like):
     return sd
 
 
+def restore_rng(ck):
+    random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
+
+
+def atomic_save(obj, path):
+    tmp = path + ".tmp"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ckpt-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "ckpt"),
@@ -227,12 +237,12 @@ def main():
     if args.resume and os.path.exists(last):
         ck = torch.load(last, weights_only=False)
         model.load_state_dict(ck["model"]); opt.load_state_dict(ck["opt"]); state = ck["state"]
-        random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
+        restore_rng(ck)
         log(f"resumed from {last}: {state}")
     elif args.resume and args.carry and os.path.exists(args.carry):
         ck = torch.load(args.carry, weights_only=False)
         model.load_state_dict(carry_unpack(ck["model"], model.state_dict())); state = ck["state"]
-        random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
+        restore_rng(ck)
         rewarm_from = state["step"]
         log(f"resumed from the carry checkpoint {args.carry} (weights int8 per row, fresh AdamW moments, "
             f"{args.rewarm} steps of rewarm): {state}")
@@ -251,16 +261,12 @@ def main():
         return warm * max(0.0, min(by_steps, by_time))
 
     def save(path):
-        tmp = path + ".tmp"
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "state": state, "args": vars(args),
-                    "py_rng": random.getstate(), "np_rng": np.random.get_state(), "torch_rng": torch.get_rng_state()}, tmp)
-        os.replace(tmp, path)
+        # last.pt and the carry hold the same run state; the carry has int8 weights and no optimizer
+        run = {"state": state, "args": vars(args), "py_rng": random.getstate(), "np_rng": np.random.get_state(),
+               "torch_rng": torch.get_rng_state()}
+        atomic_save({"model": model.state_dict(), "opt": opt.state_dict(), **run}, path)
         if args.carry:
-            tmp = args.carry + ".tmp"
-            torch.save({"model": carry_pack(model.state_dict()), "state": state, "args": vars(args),
-                        "py_rng": random.getstate(), "np_rng": np.random.get_state(),
-                        "torch_rng": torch.get_rng_state()}, tmp)
-            os.replace(tmp, args.carry)
+            atomic_save({"model": carry_pack(model.state_dict()), **run}, args.carry)
 
     if args.eval_start and state["step"] == 0:
         r = evaluate(model, enc_dev, dev)

@@ -285,7 +285,7 @@ fn candidate_ranges(pat: &[char], text: &[char], k: usize) -> Option<Vec<(usize,
     // Measured on the scaling cases (BENCHMARKS.md): a one-block pattern's Myers column costs
     // about what the filter costs per char, and on texts under ~8 spans too much of the text
     // survives the filter; both are searched whole.
-    if pat.len() <= 64 || n < 8 * span {
+    if m <= 64 || n < 8 * span {
         return None;
     }
     let hash = |a: char, b: char, c: char| -> usize {

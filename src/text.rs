@@ -55,7 +55,9 @@ pub fn fold_word_into(w: &str, out: &mut String) {
 fn raw_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
     for (a, b, ascii) in Pieces::new(text) {
         if ascii {
-            ascii_token_spans(&text.as_bytes()[a..b], |s, e| f(a + s, a + e));
+            for (s, e) in AsciiSpans::new(&text.as_bytes()[a..b]) {
+                f(a + s, a + e);
+            }
         } else {
             char_token_spans(&text[a..b], |s, e| f(a + s, a + e));
         }
@@ -199,16 +201,10 @@ fn char_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
 }
 
 /// [`raw_token_spans`] of an ASCII text: the same rules on bytes, with no char decoding and no
-/// lookahead closure (most transcripts are ASCII; this is about a third faster on them).
-fn ascii_token_spans(b: &[u8], mut f: impl FnMut(usize, usize)) {
-    for (i, j) in AsciiSpans::new(b) {
-        f(i, j);
-    }
-}
-
-/// The spans of [`ascii_token_spans`] as an iterator, so that a hot caller keeps the token's
-/// work in its own loop (a callback stayed an out-of-line call per token, with its spills).
-/// The second field of an item tells whether the token kept an inner `'`.
+/// lookahead closure (most transcripts are ASCII; this is about a third faster on them). An
+/// iterator, so that a hot caller keeps the token's work in its own loop (a callback stayed an
+/// out-of-line call per token, with its spills). After each item, `apostrophe` tells whether
+/// that token kept an inner `'`.
 struct AsciiSpans<'a> {
     b: &'a [u8],
     i: usize,

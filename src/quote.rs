@@ -267,6 +267,9 @@ fn score_of(dist: usize, m: usize) -> f64 {
 /// Length of the q-grams of [`candidate_ranges`].
 const QGRAM: usize = 3;
 
+/// q-gram positions per counting block of [`candidate_ranges`].
+const QBLOCK: usize = 8;
+
 /// Where an alignment of `pat` with at most `k` edits can lie in `text`: merged char ranges, in
 /// order, that hold every such alignment whole; `None` where the filter cannot rule anything out.
 ///
@@ -297,27 +300,42 @@ fn candidate_ranges(pat: &[char], text: &[char], k: usize) -> Option<Vec<(usize,
         let h = hash(g[0], g[1], g[2]);
         set[h / 64] |= 1 << (h % 64);
     }
-    let mut hits = vec![0u8; n + 1 - QGRAM];
-    for (j, hit) in hits.iter_mut().enumerate() {
-        let h = hash(text[j], text[j + 1], text[j + 2]);
-        *hit = ((set[h / 64] >> (h % 64)) & 1) as u8;
-    }
-    // windows of `w` q-gram positions: the q-grams of a span of `m + k` chars
+    // Hits are counted per block of `QBLOCK` q-gram positions, not per position: a span whose
+    // q-grams start at position `a` has them all in blocks `a / QBLOCK ..= (a + w - 1) / QBLOCK`,
+    // at most `nbw` blocks from its first, so a block whose `nbw`-block sum falls short of `need`
+    // starts no passing span. The ranges grow by under a block on each side; the per-position
+    // sliding window (with its byte per position) cost three times the hashing itself.
     let w = span + 1 - QGRAM;
-    let last = hits.len() - w;
-    let mut count: usize = hits[..w].iter().map(|&h| usize::from(h)).sum();
+    let nbw = (QBLOCK + w - 2) / QBLOCK + 1;
+    let nq = n + 1 - QGRAM;
+    let counts: Vec<u32> = (0..nq.div_ceil(QBLOCK))
+        .map(|bi| {
+            let a = bi * QBLOCK;
+            // the chars of the block's q-grams; `windows` keeps the loop free of bounds checks
+            text[a..(a + QBLOCK + QGRAM - 1).min(n)]
+                .windows(QGRAM)
+                .map(|g| {
+                    let h = hash(g[0], g[1], g[2]);
+                    ((set[h / 64] >> (h % 64)) & 1) as u32
+                })
+                .sum()
+        })
+        .collect();
     let mut out: Vec<(usize, usize)> = Vec::new();
-    for a in 0..=last {
-        if a > 0 {
-            count = count + usize::from(hits[a + w - 1]) - usize::from(hits[a - 1]);
-        }
-        if count >= need {
-            // the span starting at `a`; the last window also holds every span starting after it
-            let e = if a == last { n } else { a + span };
+    let mut sum: u32 = counts[..nbw.min(counts.len())].iter().sum();
+    for bi in 0..counts.len() {
+        if sum as usize >= need {
+            // spans starting in this block: they start before its end and are at most `span` long
+            let (a, e) = (bi * QBLOCK, ((bi + 1) * QBLOCK - 1 + span).min(n));
             match out.last_mut() {
                 Some(r) if a <= r.1 => r.1 = r.1.max(e),
                 _ => out.push((a, e)),
             }
+        }
+        // slide: block `bi` leaves, block `bi + nbw` (if any) enters
+        sum -= counts[bi];
+        if let Some(&c) = counts.get(bi + nbw) {
+            sum += c;
         }
     }
     Some(out)

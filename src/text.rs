@@ -200,6 +200,24 @@ fn char_token_spans(text: &str, mut f: impl FnMut(usize, usize)) {
     }
 }
 
+/// `true` for the ASCII letters and digits: one load in place of the three range tests of
+/// `u8::is_ascii_alphanumeric` on the matcher's per-byte path (the range tests were a quarter of
+/// building a long chunk's view).
+static ALNUM: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn alnum(b: u8) -> bool {
+    ALNUM[usize::from(b)]
+}
+
 /// [`raw_token_spans`] of an ASCII text: the same rules on bytes, with no char decoding and no
 /// lookahead closure (most transcripts are ASCII; this is about a third faster on them). An
 /// iterator, so that a hot caller keeps the token's work in its own loop (a callback stayed an
@@ -226,7 +244,7 @@ impl Iterator for AsciiSpans<'_> {
         let mut i = self.i;
         while i < n {
             let c = b[i];
-            if !c.is_ascii_alphanumeric() {
+            if !alnum(c) {
                 if c == b'{' {
                     // a short {marker}: at most 39 chars inside, no space or brace
                     let (mut j, mut k) = (i + 1, 1);
@@ -246,9 +264,9 @@ impl Iterator for AsciiSpans<'_> {
             self.apostrophe = false;
             while j < n {
                 let c2 = b[j];
-                if !c2.is_ascii_alphanumeric() {
+                if !alnum(c2) {
                     // `'` inside a word; `.` or `,` between digits
-                    let next = b.get(j + 1).copied().filter(u8::is_ascii_alphanumeric);
+                    let next = b.get(j + 1).copied().filter(|&d| alnum(d));
                     let keep = match (c2, next) {
                         (b'\'', Some(_)) => {
                             self.apostrophe = true;
@@ -392,22 +410,24 @@ fn take_token(
         out.push(' ');
     }
     let first = out.len();
-    let raw = &text[start..end];
     match ascii_apostrophe {
-        // an exact-size copy the compiler widens and lower-cases in bulk
-        Some(false) => out.extend(raw.bytes().map(|b| char::from(b.to_ascii_lowercase()))),
-        Some(true) => out.extend(fold_ascii(raw)),
-        None if raw.is_ascii() => out.extend(fold_ascii(raw)),
+        // an exact-size copy the compiler widens and lower-cases in bulk; sliced as bytes, since
+        // the byte tokenizer's spans are ASCII (a `str` slice tests both ends for char boundaries)
+        Some(false) => out.extend(text.as_bytes()[start..end].iter().map(|&b| char::from(b.to_ascii_lowercase()))),
+        Some(true) => out.extend(fold_ascii(&text[start..end])),
+        None if text[start..end].is_ascii() => out.extend(fold_ascii(&text[start..end])),
         None => {
             st.scratch.clear();
-            fold_word_into(raw, &mut st.scratch);
+            fold_word_into(&text[start..end], &mut st.scratch);
             out.extend(st.scratch.chars());
         }
     }
     let word = &out[first..];
-    // every filler starts with one of these letters and has at most 6 chars
-    let filler = word.len() <= 6
-        && matches!(word.first(), Some('u' | 'e' | 'a' | 'h' | 'm'))
+    // every filler has 2 to 6 chars, starts with one of these letters and has one of the others
+    // second: most words fail this before the list is read
+    let filler = (2..=6).contains(&word.len())
+        && matches!(word[0], 'u' | 'e' | 'a' | 'h' | 'm')
+        && matches!(word[1], 'm' | 'h' | 'r')
         && FILLERS.iter().any(|f| f.len() == word.len() && f.bytes().zip(word).all(|(x, &y)| char::from(x) == y));
     if word.is_empty() || filler || *word == out[st.prev.clone()] {
         out.truncate(before);
@@ -688,7 +708,8 @@ pub(crate) mod tests {
     #[test]
     fn fillers_pass_the_quick_test() {
         for f in FILLERS {
-            assert!(f.len() <= 6 && matches!(f.chars().next(), Some('u' | 'e' | 'a' | 'h' | 'm')), "{f}");
+            let c: Vec<char> = f.chars().collect();
+            assert!((2..=6).contains(&c.len()) && matches!(c[0], 'u' | 'e' | 'a' | 'h' | 'm') && matches!(c[1], 'm' | 'h' | 'r'), "{f}");
         }
     }
 

@@ -218,6 +218,18 @@ fn alnum(b: u8) -> bool {
     ALNUM[usize::from(b)]
 }
 
+/// `u8::to_ascii_lowercase` as a table: one load per byte of the word copied into the view (the
+/// compare, set, shift and or of the arithmetic form, for words too short to vectorise).
+static LOWER: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).to_ascii_lowercase();
+        b += 1;
+    }
+    t
+};
+
 /// [`raw_token_spans`] of an ASCII text: the same rules on bytes, with no char decoding and no
 /// lookahead closure (most transcripts are ASCII; this is about a third faster on them). An
 /// iterator, so that a hot caller keeps the token's work in its own loop (a callback stayed an
@@ -413,7 +425,7 @@ fn take_token(
     match ascii_apostrophe {
         // an exact-size copy the compiler widens and lower-cases in bulk; sliced as bytes, since
         // the byte tokenizer's spans are ASCII (a `str` slice tests both ends for char boundaries)
-        Some(false) => out.extend(text.as_bytes()[start..end].iter().map(|&b| char::from(b.to_ascii_lowercase()))),
+        Some(false) => out.extend(text.as_bytes()[start..end].iter().map(|&b| char::from(LOWER[usize::from(b)]))),
         Some(true) => out.extend(fold_ascii(&text[start..end])),
         None if text[start..end].is_ascii() => out.extend(fold_ascii(&text[start..end])),
         None => {

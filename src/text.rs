@@ -328,7 +328,12 @@ pub fn label_head(s: &str) -> &str {
 
 /// The characters a speaker label is made of: letters, digits, spaces, `.`, `-`, `'`.
 pub fn label_chars(label: &str) -> bool {
-    label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '.' || c == '-' || c == '\'')
+    label.chars().all(label_char)
+}
+
+/// One char of [`label_chars`] (also the byte test of [`ascii_label`], so both read one set).
+fn label_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, ' ' | '.' | '-' | '\'')
 }
 
 /// Byte ranges of speaker labels at line starts (`Project Manager: `, `Dana Okafor: `): one to
@@ -358,7 +363,7 @@ fn ascii_label(head: &[u8]) -> Option<Option<usize>> {
             b':' => return Some(((1..=4).contains(&words) && upper_first).then_some(i)),
             0x80.. => return None,
             b' ' => after_space = true,
-            _ if alnum(b) || matches!(b, b'.' | b'-' | b'\'') => {
+            _ if label_char(char::from(b)) => {
                 if after_space {
                     // a word starts; the first one decides the capital
                     words += 1;
@@ -462,12 +467,15 @@ fn take_token(
         // an exact-size copy the compiler widens and lower-cases in bulk; sliced as bytes, since
         // the byte tokenizer's spans are ASCII (a `str` slice tests both ends for char boundaries)
         Some(false) => out.extend(text.as_bytes()[start..end].iter().map(|&b| char::from(LOWER[usize::from(b)]))),
-        Some(true) => out.extend(fold_ascii(&text[start..end])),
-        None if text[start..end].is_ascii() => out.extend(fold_ascii(&text[start..end])),
-        None => {
-            st.scratch.clear();
-            fold_word_into(&text[start..end], &mut st.scratch);
-            out.extend(st.scratch.chars());
+        _ => {
+            let raw = &text[start..end];
+            if ascii_apostrophe.is_some() || raw.is_ascii() {
+                out.extend(fold_ascii(raw));
+            } else {
+                st.scratch.clear();
+                fold_word_into(raw, &mut st.scratch);
+                out.extend(st.scratch.chars());
+            }
         }
     }
     let word = &out[first..];

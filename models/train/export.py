@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-from train import base_model_dir, carry_unpack  # noqa: E402
+from train import base_model_dir, weights_of  # noqa: E402
 from data_mix import LABELS  # noqa: E402
 
 CONFIG = {"name": "nli-minilm-l6", "model_file": "nli-minilm-l6-int8.onnx", "tokenizer_file": "tokenizer.json",
@@ -47,10 +47,8 @@ def load_model(ckpt):
     base = base_model_dir()
     m = BertForSequenceClassification.from_pretrained(base, num_labels=3, attn_implementation="eager",
                                                       id2label={i: l for i, l in enumerate(LABELS)})
-    sd = torch.load(ckpt, weights_only=False, map_location="cpu")["model"]
-    if any(isinstance(v, dict) for v in sd.values()):  # a --carry file: int8 weights per row
-        sd = carry_unpack(sd, m.state_dict())
-    m.load_state_dict(sd)
+    # a train.py checkpoint or a --carry file (int8 weights per row)
+    m.load_state_dict(weights_of(torch.load(ckpt, weights_only=False, map_location="cpu"), m.state_dict()))
     m.eval()
     return m
 

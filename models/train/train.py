@@ -141,6 +141,15 @@ def carry_unpack(packed, like):
     return sd
 
 
+def weights_of(ck, like):
+    """The f32 state dict of a loaded checkpoint: a train.py checkpoint ({"model": ...}), a bare state dict, or a
+    --carry file (int8 weights per row, unpacked against `like`, the model's own state dict)."""
+    sd = ck["model"] if "model" in ck else ck
+    if any(isinstance(v, dict) for v in sd.values()):
+        sd = carry_unpack(sd, like)
+    return sd
+
+
 def restore_rng(ck):
     random.setstate(ck["py_rng"]); np.random.set_state(ck["np_rng"]); torch.set_rng_state(ck["torch_rng"])
 
@@ -208,11 +217,8 @@ def main():
     model = BertForSequenceClassification.from_pretrained(
         base, num_labels=3, id2label={i: l for i, l in enumerate(LABELS)}, label2id={l: i for i, l in enumerate(LABELS)})
     if args.init and not (args.resume and os.path.exists(os.path.join(args.ckpt_dir, "last.pt"))):
-        ck = torch.load(args.init, weights_only=False, map_location="cpu")
-        sd = ck["model"] if "model" in ck else ck
-        if any(isinstance(v, dict) for v in sd.values()):  # a --carry file (stage B from stage A's carry)
-            sd = carry_unpack(sd, model.state_dict())
-        model.load_state_dict(sd)
+        # a --carry file works too (stage B from stage A's carry)
+        model.load_state_dict(weights_of(torch.load(args.init, weights_only=False, map_location="cpu"), model.state_dict()))
         log(f"initialised weights from {args.init}")
     log(f"args {json.dumps(vars(args))}")
     model.train()

@@ -44,26 +44,7 @@ def run_cli(meetcite, model, inp):
     h.update(open(meetcite, "rb").read())
     out = os.path.join(OUT, f"scored-{h.hexdigest()[:16]}.jsonl")
     if not os.path.exists(out):
-        # JOBS processes side by side (the CLI scores one pair batch at a time on one core)
-        lines = open(inp).read().splitlines(keepends=True)
-        n = max(1, int(os.environ.get("JOBS", "2")))
-        parts = [lines[i::n] for i in range(n)]
-        procs = []
-        for i, part in enumerate(parts):
-            pin = f"{out}.in{i}"
-            with open(pin, "w") as f:
-                f.writelines(part)
-            procs.append((subprocess.Popen([meetcite, "score", "--input", pin, "--features", "--model", model],
-                                           stdout=open(f"{out}.part{i}", "w")), pin))
-        for p, pin in procs:
-            if p.wait() != 0:
-                raise SystemExit(f"meetcite score failed on {pin}")
-        with open(out + ".tmp", "w") as f:
-            for i in range(n):
-                f.write(open(f"{out}.part{i}").read())
-                os.remove(f"{out}.part{i}")
-                os.remove(f"{out}.in{i}")
-        os.replace(out + ".tmp", out)
+        claims.score_with_cli(meetcite, model, inp, out)
     return {r["id"]: r for r in map(json.loads, open(out))}
 
 

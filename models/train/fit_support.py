@@ -10,7 +10,7 @@ Within each shape family (plain sentence, claim + quote, dated claim) the unsupp
 the supported ones; by default ("half") evidence from elsewhere takes half of that weight and the edited claims
 (speaker, number, proposal, negation, hedge) share the other half equally, so rare edits still count.
 """
-import argparse, collections, json, os, subprocess, sys
+import argparse, collections, json, os, sys
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -18,11 +18,8 @@ from sklearn.metrics import roc_auc_score
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-
-
-def score_file(meetcite, model, inp, out):
-    with open(out, "w") as f:
-        subprocess.run([meetcite, "score", "--input", inp, "--features", "--model", model], stdout=f, check=True)
+sys.path.insert(0, HERE)
+import claims  # noqa: E402
 
 
 def family(kind):
@@ -44,7 +41,7 @@ def main():
     args = ap.parse_args()
     scored = args.scored or os.path.join(HERE, "out", "calib_scored.jsonl")
     if not os.path.exists(scored):
-        score_file(args.meetcite, args.model, args.calib, scored)
+        claims.score_with_cli(args.meetcite, args.model, args.calib, scored)
     recs = {r["id"]: r for r in map(json.loads, open(args.calib))}
     rows = [json.loads(l) for l in open(scored)]
     feats = list(rows[0]["features"].keys())

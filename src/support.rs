@@ -44,6 +44,7 @@ pub const FEATURES: &[&str] = &[
     "date_mismatch",
     "claim_words",
     "evidence_words",
+    "certainty_added",
 ];
 
 /// `config.json` → `"support"`: the fitted logistic regression and its decision threshold.
@@ -1013,6 +1014,11 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         date_mismatch,
         (cw.len() as f64 / 10.0).min(3.0),
         evidence_words,
+        // one "more certain than the evidence" feature: certainty words the speakers did not use, or
+        // "will" where they said "might". Calib's hedge edits say "will" half the time, which only
+        // modal_strengthened sees, so each of the two alone looks weak to the fit; together they fire
+        // on most hedge edits and on about 1 % of true claims
+        certainty_unsupported.max(modal_strengthened),
     ]
 }
 
@@ -1348,6 +1354,20 @@ mod tests {
         assert_eq!(feature_of("hedge_dropped", "The pilot ships in May.", "Dana: The pilot may ship in May."), 1.0);
         assert_eq!(feature_of("hedge_dropped", "The May release has the new case.", "Dana: The May release has the new case."), 0.0);
         assert_eq!(feature_of("hedge_dropped", "The release has the new case.", "Dana: May I say, the release might have the new case."), 1.0);
+    }
+
+    #[test]
+    fn certainty_added_is_either_kind_of_overstated_certainty() {
+        let turn = "Dana: We might ship the pilot next week, I think.";
+        // "will" where the speaker said "might" (modal_strengthened alone)
+        assert_eq!(feature_of("certainty_unsupported", "The team will ship the pilot next week.", turn), 0.0);
+        assert_eq!(feature_of("certainty_added", "The team will ship the pilot next week.", turn), 1.0);
+        // a certainty word no speaker used (certainty_unsupported alone)
+        assert_eq!(feature_of("modal_strengthened", "Dana established that the pilot ships next week.", turn), 0.0);
+        assert_eq!(feature_of("certainty_added", "Dana established that the pilot ships next week.", turn), 1.0);
+        // the faithful claim, and a certainty the speaker did express
+        assert_eq!(feature_of("certainty_added", "Dana thought the team might ship the pilot next week.", turn), 0.0);
+        assert_eq!(feature_of("certainty_added", "The pilot certainly ships next week.", "Dana: The pilot certainly ships next week."), 0.0);
     }
 
     #[test]

@@ -553,7 +553,7 @@ pub fn feature_label(f: &str) -> &str {
         "negation_dropped" => "the source says the opposite",
         "decision_unsupported" => "a decision nobody made",
         "decision_far" => "a decision made about something else",
-        "certainty_unsupported" => "more certain than the speaker",
+        "certainty_unsupported" | "certainty_added" => "more certain than the speaker",
         "hedge_dropped" => "the speaker hedged",
         "modal_strengthened" => "a plan where the speaker said it might happen",
         "date_mismatch" => "another date",

@@ -550,6 +550,7 @@ pub fn feature_label(f: &str) -> &str {
         "speaker_mismatch" => "someone else said it",
         "speaker_absent" => "the person named does not speak there",
         "negation_added" => "a negation the source does not have",
+        "negation_at_word" => "the claim negates what the speaker said",
         "negation_dropped" => "the source says the opposite",
         "decision_unsupported" => "a decision nobody made",
         "decision_far" => "a decision made about something else",

@@ -937,7 +937,9 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         Some(t) => coverage(&cw, &stem_set(t)),
         None => ev.turns.iter().map(|t| coverage(&cw, &stem_set(ev.turn_text(t)))).fold(0.0, f64::max),
     };
-    let number_missing_local = f64::from(!numbers_missing(claim, &format!("{}\n{}", nli.local, nli.quote_turn.unwrap_or("")), ev.date).is_empty());
+    // the local evidence with the quote's turn (numbers and negated words are read in both)
+    let local_and_turn = format!("{}\n{}", nli.local, nli.quote_turn.unwrap_or(""));
+    let number_missing_local = f64::from(!numbers_missing(claim, &local_and_turn, ev.date).is_empty());
     let number_missing_all = f64::from(!numbers_missing(claim, ev.text, ev.date).is_empty());
     // capitalised words of the claim (not its first word, not months or "I") that the evidence
     // never uses, names of people included
@@ -1052,7 +1054,7 @@ pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
         // modal_strengthened sees, so each of the two alone looks weak to the fit; together they fire
         // on most hedge edits and on about 1 % of true claims
         certainty_unsupported.max(modal_strengthened),
-        f64::from(negation_at_word(claim, &format!("{}\n{}", nli.local, nli.quote_turn.unwrap_or("")))),
+        f64::from(negation_at_word(claim, &local_and_turn)),
     ]
 }
 
@@ -1128,8 +1130,10 @@ fn negation_at_word(claim: &str, evidence: &str) -> bool {
         return false;
     }
     let e: Vec<String> = raw_tokens(evidence).into_iter().map(|t| t.norm).collect();
+    // stemmed once, not once per negated word
+    let stems: Vec<String> = e.iter().map(|w| stem(w)).collect();
     targets.iter().any(|t| {
-        let mut at = e.iter().enumerate().filter(|(_, w)| stem(w) == *t).map(|(k, _)| k).peekable();
+        let mut at = stems.iter().enumerate().filter(|(_, w)| *w == t).map(|(k, _)| k).peekable();
         at.peek().is_some() && at.all(|k| !e[k.saturating_sub(4)..k].iter().any(|p| NEGATIONS.contains(&p.as_str())))
     })
 }

@@ -25,7 +25,7 @@ export declare class VerifierPool {
   verify(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<Report>;
   /** Verify an answer while it arrives, on one worker (concurrent streams take the workers in turn). */
   stream(sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<RemoteStream>;
-  /** The pairs `verify` scores for this answer (`Verifier#plan` on worker 0). */
+  /** The pairs `verify` scores for this answer that `opts.scores` lacks (`Verifier#plan` on worker 0); with a quote-first cascade, plan again with their scores until empty. */
   plan(answer: string, sources: Source[] | { sources: Source[] }, opts?: VerifyOptions): Promise<[premise: string, hypothesis: string][]>;
   /** Score pairs on all workers in parallel; results in the order of `pairs`. */
   score(pairs: [premise: string, hypothesis: string][]): Promise<Probs[]>;

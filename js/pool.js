@@ -178,10 +178,16 @@ export class VerifierPool {
   async verify(answer, sources, opts) {
     const w0 = this.channels[0];
     if (this.channels.length === 1) return w0.call('verify', { answer, sources, opts });
-    const pairs = await this.plan(answer, sources, opts);
-    const probs = await this.score(pairs);
-    const scores = pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i] }));
-    return w0.call('verify', { answer, sources, opts: { ...(opts || {}), scores: [...(opts?.scores || []), ...scores] } });
+    // With the model's quote-first cascade the first plan lists the quote pairs and the second
+    // the context pairs those left open; a plan with nothing left ends it (two rounds at most).
+    const scores = [...(opts?.scores || [])];
+    for (let round = 0; round < 3; round++) {
+      const pairs = await this.plan(answer, sources, { ...(opts || {}), scores });
+      if (!pairs.length) break;
+      const probs = await this.score(pairs);
+      pairs.forEach(([premise, hypothesis], i) => scores.push({ premise, hypothesis, probs: probs[i] }));
+    }
+    return w0.call('verify', { answer, sources, opts: { ...(opts || {}), scores } });
   }
 
   /**

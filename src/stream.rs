@@ -34,18 +34,20 @@ pub struct StreamOptions {
     pub matching: MatchOptions,
     /// see [`VerifyOptions::premise_tokens`]
     pub premise_tokens: usize,
+    /// see [`VerifyOptions::both_pairs`]
+    pub both_pairs: bool,
 }
 
 impl StreamOptions {
     /// These options with the model `nli`.
     pub fn with_nli(self, nli: Option<&dyn Entail>) -> VerifyOptions<'_> {
-        VerifyOptions { policy: self.policy, matching: self.matching, nli, premise_tokens: self.premise_tokens }
+        VerifyOptions { policy: self.policy, matching: self.matching, nli, premise_tokens: self.premise_tokens, both_pairs: self.both_pairs }
     }
 }
 
 impl From<&VerifyOptions<'_>> for StreamOptions {
     fn from(o: &VerifyOptions<'_>) -> Self {
-        StreamOptions { policy: o.policy, matching: o.matching, premise_tokens: o.premise_tokens }
+        StreamOptions { policy: o.policy, matching: o.matching, premise_tokens: o.premise_tokens, both_pairs: o.both_pairs }
     }
 }
 
@@ -209,7 +211,7 @@ impl<N: Entail> StreamVerifier<N> {
             };
             if let Some(nli) = self.nli.as_ref() {
                 let keeping = Keeping { inner: nli, kept: RefCell::new(Vec::new()) };
-                score_nli(std::slice::from_mut(&mut w), &self.speakers, &keeping, &mut Vec::new())?;
+                score_nli(std::slice::from_mut(&mut w), &self.speakers, &keeping, &mut Vec::new(), self.opts.both_pairs)?;
                 self.scored.append(&mut keeping.kept.into_inner());
             }
             settle(&mut w);

@@ -62,6 +62,85 @@ pub struct SupportConfig {
     /// where the weights came from (free text, shown by the CLI)
     #[serde(default)]
     pub fitted_on: String,
+    /// The one-pair first pass of a quoted claim (absent: both pairs are always scored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote_first: Option<QuoteFirst>,
+}
+
+/// `config.json` → `"support"` → `"quote_first"`: a cascade over the two NLI pairs of a quoted
+/// claim. The quote pair (the quoted words with their speaker: a few dozen tokens) is scored
+/// first, with these weights over the same features, its probabilities in the NLI slots; only a
+/// claim whose score lands within `margin` of `threshold` also gets the context pair (up to the
+/// model's whole length) and the two-pair score above. Why: the context pair is most of a claim's
+/// NLI cost, and on held-out claims most are decided as well by the quote pair alone
+/// (`models/train/fit_support.py` fits both and prints what the cascade costs in accuracy).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuoteFirst {
+    /// weight per feature name (features not listed weigh 0)
+    pub weights: BTreeMap<String, f64>,
+    pub bias: f64,
+    /// supported iff the one-pair score >= threshold (when it is decided by the first pass)
+    pub threshold: f64,
+    /// scores closer than this to `threshold` are left to the two-pair score
+    pub margin: f64,
+}
+
+impl QuoteFirst {
+    /// Score a feature vector whose NLI slots hold the quote pair ([`set_nli`]); `None` when the
+    /// score is too close to the threshold to decide without the context pair.
+    pub fn decide(&self, values: &[f64]) -> Option<Support> {
+        let s = score_with(&self.weights, self.bias, self.threshold, values);
+        ((s.score - self.threshold).abs() >= self.margin).then_some(s)
+    }
+}
+
+/// Put one NLI result into the NLI slots of a feature vector made by [`features`] (the other
+/// features read only text, so a claim's vector is computed once and its NLI part swapped).
+pub fn set_nli(values: &mut [f64], entailment: f64, entailment_mean: f64, contradiction: f64) {
+    values[0] = logit(entailment);
+    values[1] = logit(entailment_mean);
+    values[2] = contradiction;
+}
+
+fn logit(p: f64) -> f64 {
+    let p = p.clamp(1e-4, 1.0 - 1e-4);
+    (p / (1.0 - p)).ln()
+}
+
+fn check_weights(what: &str, weights: &BTreeMap<String, f64>, bias: f64, threshold: f64) -> Result<(), String> {
+    for (k, w) in weights {
+        if !FEATURES.contains(&k.as_str()) {
+            return Err(format!("{what}.weights: unknown feature {k:?} (known: {})", FEATURES.join(", ")));
+        }
+        if !w.is_finite() {
+            return Err(format!("{what}.weights.{k} is not a finite number"));
+        }
+    }
+    if !bias.is_finite() {
+        return Err(format!("{what}.bias is not a finite number"));
+    }
+    if !(threshold > 0.0 && threshold < 1.0) {
+        return Err(format!("{what}.threshold {threshold} is not inside 0..1"));
+    }
+    Ok(())
+}
+
+/// A logistic regression over a feature vector (in [`FEATURES`] order).
+fn score_with(weights: &BTreeMap<String, f64>, bias: f64, threshold: f64, values: &[f64]) -> Support {
+    let mut z = bias;
+    let mut parts = Vec::new();
+    for (name, &v) in FEATURES.iter().zip(values) {
+        let w = weights.get(*name).copied().unwrap_or(0.0);
+        let c = w * v;
+        z += c;
+        if w != 0.0 {
+            parts.push(Part { feature: name.to_string(), value: round4(v), contribution: round4(c) });
+        }
+    }
+    // the parts that moved the score most come first
+    parts.sort_by(|a, b| b.contribution.abs().total_cmp(&a.contribution.abs()));
+    let score = 1.0 / (1.0 + (-z).exp());
+    Support { score: round4(score), supported: score >= threshold, threshold, parts }
 }
 
 fn default_windows() -> usize {
@@ -79,47 +158,28 @@ impl SupportConfig {
             threshold: 0.5,
             windows: default_windows(),
             fitted_on: "none: NLI entailment alone".into(),
+            quote_first: None,
         }
     }
 
     /// Check the section: known feature names, finite numbers, a threshold inside 0..1.
     pub fn validate(&self) -> Result<(), String> {
-        for (k, w) in &self.weights {
-            if !FEATURES.contains(&k.as_str()) {
-                return Err(format!("support.weights: unknown feature {k:?} (known: {})", FEATURES.join(", ")));
-            }
-            if !w.is_finite() {
-                return Err(format!("support.weights.{k} is not a finite number"));
-            }
-        }
-        if !self.bias.is_finite() {
-            return Err("support.bias is not a finite number".into());
-        }
-        if !(self.threshold > 0.0 && self.threshold < 1.0) {
-            return Err(format!("support.threshold {} is not inside 0..1", self.threshold));
-        }
+        check_weights("support", &self.weights, self.bias, self.threshold)?;
         if self.windows == 0 || self.windows > 64 {
             return Err(format!("support.windows {} outside 1..64", self.windows));
+        }
+        if let Some(q) = &self.quote_first {
+            check_weights("support.quote_first", &q.weights, q.bias, q.threshold)?;
+            if !(q.margin >= 0.0 && q.margin < 1.0) {
+                return Err(format!("support.quote_first.margin {} is not inside 0..1", q.margin));
+            }
         }
         Ok(())
     }
 
     /// Score a feature vector (in [`FEATURES`] order).
     pub fn score(&self, values: &[f64]) -> Support {
-        let mut z = self.bias;
-        let mut parts = Vec::new();
-        for (name, &v) in FEATURES.iter().zip(values) {
-            let w = self.weights.get(*name).copied().unwrap_or(0.0);
-            let c = w * v;
-            z += c;
-            if w != 0.0 {
-                parts.push(Part { feature: name.to_string(), value: round4(v), contribution: round4(c) });
-            }
-        }
-        // the parts that moved the score most come first
-        parts.sort_by(|a, b| b.contribution.abs().total_cmp(&a.contribution.abs()));
-        let score = 1.0 / (1.0 + (-z).exp());
-        Support { score: round4(score), supported: score >= self.threshold, threshold: self.threshold, parts }
+        score_with(&self.weights, self.bias, self.threshold, values)
     }
 }
 
@@ -924,10 +984,6 @@ pub struct NliPart<'x> {
 /// The feature vector of a claim, in [`FEATURES`] order.
 pub fn features(claim: &str, ev: &Evidence, nli: &NliPart) -> Vec<f64> {
     let cw = content_stems(claim);
-    let logit = |p: f64| {
-        let p = p.clamp(1e-4, 1.0 - 1e-4);
-        (p / (1.0 - p)).ln()
-    };
     let local_set = stem_set(nli.local);
     let all_set = stem_set(ev.text);
     let coverage_local = coverage(&cw, &local_set);
@@ -1445,6 +1501,46 @@ mod tests {
             quoted: None,
         };
         features(claim, &ev, &nli)[FEATURES.iter().position(|f| *f == name).unwrap()]
+    }
+
+    /// `set_nli` writes the slots `features` fills from the NLI part, and nothing else; the
+    /// cascade's first pass decides only outside its margin; `validate` checks its section.
+    #[test]
+    fn nli_slots_and_the_quote_first_pass() {
+        let premise = "Dana: The pilot stays at three months.";
+        let ev = Evidence { text: premise, turns: line_turns(premise), date: None, people: Vec::new() };
+        let part = |e: f64, m: f64, c: f64| NliPart {
+            entailment: e,
+            entailment_mean: m,
+            contradiction: c,
+            local: premise,
+            turns: None,
+            quote_turn: None,
+            quote_speakers: &[],
+            quoted: None,
+        };
+        let claim = "The pilot runs for three months.";
+        let want = features(claim, &ev, &part(0.9, 0.7, 0.05));
+        let mut got = features(claim, &ev, &part(0.5, 0.5, 0.0));
+        set_nli(&mut got, 0.9, 0.7, 0.05);
+        assert_eq!(got, want);
+
+        let mut cfg = SupportConfig::nli_only(0.5);
+        let q = QuoteFirst { weights: cfg.weights.clone(), bias: cfg.bias, threshold: 0.5, margin: 0.2 };
+        let mut v = vec![0.0; FEATURES.len()];
+        set_nli(&mut v, 0.95, 0.95, 0.0);
+        assert!(q.decide(&v).is_some_and(|s| s.supported));
+        set_nli(&mut v, 0.05, 0.05, 0.0);
+        assert!(q.decide(&v).is_some_and(|s| !s.supported));
+        set_nli(&mut v, 0.6, 0.6, 0.0);
+        assert!(q.decide(&v).is_none(), "0.6 is within 0.2 of 0.5: left to the two-pair score");
+
+        cfg.quote_first = Some(q.clone());
+        assert!(cfg.validate().is_ok());
+        cfg.quote_first = Some(QuoteFirst { margin: 1.5, ..q.clone() });
+        assert!(cfg.validate().unwrap_err().contains("quote_first.margin"));
+        cfg.quote_first = Some(QuoteFirst { weights: BTreeMap::from([("nope".to_string(), 1.0)]), ..q });
+        assert!(cfg.validate().unwrap_err().contains("support.quote_first.weights: unknown feature"));
     }
 
     #[test]

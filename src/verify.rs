@@ -49,6 +49,10 @@ pub trait Entail {
     fn max_length(&self) -> usize;
     /// The support score's weights that go with this model.
     fn support(&self) -> &SupportConfig;
+    /// The probabilities of a pair already scored elsewhere ([`Precomputed`]), without scoring it.
+    fn known(&self, _premise: &str, _hypothesis: &str) -> Option<Probs> {
+        None
+    }
 }
 
 /// The four methods of [`Entail`] that a wrapper (`Precomputed`, the plan's recorder, a stream's
@@ -90,6 +94,9 @@ macro_rules! entail_through {
             }
             fn support(&self) -> &SupportConfig {
                 Entail::support(&**self)
+            }
+            fn known(&self, premise: &str, hypothesis: &str) -> Option<Probs> {
+                Entail::known(&**self, premise, hypothesis)
             }
         }
     )*};
@@ -142,10 +149,14 @@ impl Entail for Precomputed<'_> {
             })
             .collect()
     }
+    fn known(&self, premise: &str, hypothesis: &str) -> Option<Probs> {
+        self.get(premise, hypothesis).copied().or_else(|| self.inner.known(premise, hypothesis))
+    }
     limits_from_inner!();
 }
 
-/// Records the pairs it is asked to score and answers "neutral" (nothing entailed).
+/// Answers the pairs its model already knows ([`Entail::known`]); records the others and answers
+/// them "neutral" (nothing entailed).
 struct Recorder<'a> {
     inner: &'a dyn Entail,
     pairs: std::cell::RefCell<Vec<(String, String)>>,
@@ -153,15 +164,27 @@ struct Recorder<'a> {
 
 impl Entail for Recorder<'_> {
     fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Probs>, EntailError> {
-        self.pairs.borrow_mut().extend(pairs.iter().map(|(p, h)| (p.to_string(), h.to_string())));
-        Ok(vec![Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }; pairs.len()])
+        let mut rec = self.pairs.borrow_mut();
+        Ok(pairs
+            .iter()
+            .map(|&(p, h)| {
+                self.inner.known(p, h).unwrap_or_else(|| {
+                    rec.push((p.to_string(), h.to_string()));
+                    Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }
+                })
+            })
+            .collect())
     }
     limits_from_inner!();
 }
 
-/// The (premise, hypothesis) pairs that `verify` with `opts` scores in its main NLI pass, without
-/// running the model (`opts.nli` supplies the tokenizer and limits; none: no pairs). The history
-/// check may ask for a few more pairs later; [`Precomputed`] scores those itself.
+/// The (premise, hypothesis) pairs that `verify` with `opts` scores in its main NLI pass and
+/// that `opts.nli` does not already know, without running the model (`opts.nli` supplies the
+/// tokenizer and limits; none: no pairs). With the model's quote-first cascade
+/// (`support.quote_first`) the first plan lists the quote pairs; plan again with a
+/// [`Precomputed`] holding their scores for the context pairs they left open, until the plan is
+/// empty (at most two rounds). The history check may ask for a few more pairs later;
+/// [`Precomputed`] scores those itself.
 pub fn nli_plan(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Result<Vec<(String, String)>, VerifyError> {
     let Some(nli) = opts.nli else {
         return Ok(Vec::new());
@@ -187,6 +210,9 @@ pub struct VerifyOptions<'a> {
     /// 0 = as much as the model takes (`max_length` minus the claim). Smaller is faster: the cost
     /// of a pair grows with its length (about 2x from 128 to 256 tokens).
     pub premise_tokens: usize,
+    /// Score both NLI pairs of every quoted claim even when the model's `support.quote_first`
+    /// cascade would decide it from the quote pair alone (slower; what the support fit needs).
+    pub both_pairs: bool,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -347,7 +373,7 @@ fn verify_inner(answer: &str, sources: &[Source], opts: &VerifyOptions) -> Resul
         work.push(check_claim(c, sources, &hay, &mut elsewhere, &speakers, opts));
     }
     if let Some(nli) = opts.nli {
-        score_nli(&mut work, &speakers, nli, &mut feats)?;
+        score_nli(&mut work, &speakers, nli, &mut feats, opts.both_pairs)?;
     }
     work.iter_mut().for_each(settle);
     let conflicts = history(&mut work, sources, opts);
@@ -394,51 +420,95 @@ pub(crate) fn settle(w: &mut Work) {
 }
 
 /// The NLI pairs of the claims in `work` (context and quote premise of each claim whose quote
-/// was found), scored in one call, and their support scores and reasons.
-pub(crate) fn score_nli(work: &mut [Work], speakers: &[String], nli: &dyn Entail, feats: &mut ClaimFeatures) -> Result<(), VerifyError> {
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
-    let mut owners = Vec::new();
-    for (i, w) in work.iter().enumerate() {
-        if let (Some(pc), Some(pq)) = (&w.premise_ctx, &w.premise_quote) {
-            pairs.push((pc, &w.verdict.text));
-            pairs.push((pq, &w.verdict.text));
-            owners.push(i);
-        }
+/// was found), and their support scores and reasons. With the model's `support.quote_first`
+/// cascade (and not `both_pairs`), the quote pairs of all claims are scored in one call first,
+/// and only the claims that pass left undecided get their context pair, in a second call.
+pub(crate) fn score_nli(work: &mut [Work], speakers: &[String], nli: &dyn Entail, feats: &mut ClaimFeatures, both_pairs: bool) -> Result<(), VerifyError> {
+    let owners: Vec<usize> = work.iter().enumerate().filter(|(_, w)| w.premise_ctx.is_some() && w.premise_quote.is_some()).map(|(i, _)| i).collect();
+    if owners.is_empty() {
+        return Ok(());
     }
-    if !pairs.is_empty() {
-        let probs = nli.score_pairs(&pairs).map_err(VerifyError::Nli)?;
-        let th = nli.thresholds();
-        for (k, &i) in owners.iter().enumerate() {
-            let (pc, pq) = (probs[2 * k], probs[2 * k + 1]);
+    let support = nli.support();
+    let first = support.quote_first.as_ref().filter(|_| !both_pairs);
+    let premises = |i: usize| {
+        let w = &work[i];
+        (w.premise_ctx.as_deref().unwrap_or_default(), w.premise_quote.as_deref().unwrap_or_default(), w.verdict.text.as_str())
+    };
+    // every claim's text features (the NLI slots are filled in below)
+    let mut values: Vec<Vec<f64>> = owners
+        .iter()
+        .map(|&i| {
             let w = &work[i];
             let chunk = w.chunk.expect("a scored claim has its chunk");
             let ev = Evidence::from_chunk(chunk, speakers);
             let part = NliPart {
-                entailment: pc.entailment.max(pq.entailment),
-                entailment_mean: (pc.entailment + pq.entailment) / 2.0,
-                contradiction: pc.contradiction,
+                entailment: 0.5,
+                entailment_mean: 0.5,
+                contradiction: 0.0,
                 local: w.premise_ctx.as_deref().unwrap_or_default(),
                 turns: None,
                 quote_turn: w.quote_turn.as_deref(),
                 quote_speakers: &w.quote_speakers,
                 quoted: w.verdict.matched_text.as_deref(),
             };
-            let f = crate::support::features(&w.verdict.text, &ev, &part);
-            let s = nli.support().score(&f);
-            feats.push((w.verdict.index, f));
-            let v = &mut work[i].verdict;
-            v.nli = Some(NliScores { context: pc, quote: pq });
-            let entailed_ctx = pc.entailment >= th.entailment && pc.contradiction < th.contradiction;
-            let entailed_quote = pq.entailment >= th.entailment && pq.contradiction < th.contradiction;
-            // the support score decides; the two codes only say which way it failed
-            if !s.supported && entailed_quote && !entailed_ctx && pc.contradiction >= th.contradiction {
+            crate::support::features(&w.verdict.text, &ev, &part)
+        })
+        .collect();
+    let (quote_probs, ctx_probs, decided): (Vec<Probs>, Vec<Option<Probs>>, Vec<Option<Support>>) = match first {
+        None => {
+            let pairs: Vec<(&str, &str)> = owners.iter().flat_map(|&i| [(premises(i).0, premises(i).2), (premises(i).1, premises(i).2)]).collect();
+            let probs = nli.score_pairs(&pairs).map_err(VerifyError::Nli)?;
+            let ctx = probs.iter().step_by(2).map(|p| Some(*p)).collect();
+            (probs.into_iter().skip(1).step_by(2).collect(), ctx, vec![None; owners.len()])
+        }
+        Some(q) => {
+            let pairs: Vec<(&str, &str)> = owners.iter().map(|&i| (premises(i).1, premises(i).2)).collect();
+            let quote = nli.score_pairs(&pairs).map_err(VerifyError::Nli)?;
+            let decided: Vec<Option<Support>> = values
+                .iter_mut()
+                .zip(&quote)
+                .map(|(v, pq)| {
+                    crate::support::set_nli(v, pq.entailment, pq.entailment, pq.contradiction);
+                    q.decide(v)
+                })
+                .collect();
+            let open: Vec<usize> = (0..owners.len()).filter(|&k| decided[k].is_none()).collect();
+            let pairs: Vec<(&str, &str)> = open.iter().map(|&k| (premises(owners[k]).0, premises(owners[k]).2)).collect();
+            let mut ctx = vec![None; owners.len()];
+            if !pairs.is_empty() {
+                for (k, p) in open.into_iter().zip(nli.score_pairs(&pairs).map_err(VerifyError::Nli)?) {
+                    ctx[k] = Some(p);
+                }
+            }
+            (quote, ctx, decided)
+        }
+    };
+    let th = nli.thresholds();
+    for (k, (&i, mut f)) in owners.iter().zip(values).enumerate() {
+        let pq = quote_probs[k];
+        let s = match (decided[k].clone(), ctx_probs[k]) {
+            (Some(s), _) => s,
+            (None, pc) => {
+                let pc = pc.expect("an undecided claim has its context pair");
+                crate::support::set_nli(&mut f, pc.entailment.max(pq.entailment), (pc.entailment + pq.entailment) / 2.0, pc.contradiction);
+                support.score(&f)
+            }
+        };
+        let pc = ctx_probs[k];
+        feats.push((work[i].verdict.index, f));
+        let v = &mut work[i].verdict;
+        v.nli = Some(NliScores { context: pc, quote: pq });
+        let entailed = |p: &Probs| p.entailment >= th.entailment && p.contradiction < th.contradiction;
+        // the support score decides; the two codes only say which way it failed
+        match pc {
+            Some(pc) if !s.supported && entailed(&pq) && !entailed(&pc) && pc.contradiction >= th.contradiction => {
                 let m = format!("the quote supports the claim but its turn contradicts it (p={:.2}; {})", pc.contradiction, explain(&s));
                 v.reasons.push(reason("contradicted_by_turn", m));
-            } else if !s.supported {
-                v.reasons.push(reason("not_entailed", format!("the source does not support the claim ({})", explain(&s))));
             }
-            v.support = Some(s);
+            _ if !s.supported => v.reasons.push(reason("not_entailed", format!("the source does not support the claim ({})", explain(&s)))),
+            _ => {}
         }
+        v.support = Some(s);
     }
     Ok(())
 }
@@ -446,7 +516,8 @@ pub(crate) fn score_nli(work: &mut [Work], speakers: &[String], nli: &dyn Entail
 /// What [`score_premise`] returns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PremiseScore {
-    /// the most entailing pair's probabilities (with a quote: the context pair's, and `quote` the quote pair's)
+    /// the most entailing pair's probabilities (with a quote: the context pair's, or the quote pair's when the
+    /// `support.quote_first` cascade decided from it alone; `verdict.nli` has both)
     pub probs: Probs,
     /// the support score; `None` when a quote was given and not found in the premise
     pub support: Option<Support>,
@@ -489,11 +560,15 @@ pub fn score_premise(premise: &str, claim: &str, quote: Option<&str>, nli: &dyn 
         let (report, feats) = verify_inner(&answer, &sources, &VerifyOptions { nli: Some(nli), ..*opts })?;
         let v = report.claims.into_iter().chain(report.dropped).next();
         let (probs, support) = match &v {
-            Some(ClaimVerdict { nli: Some(n), support: Some(s), .. }) => (n.context, Some(s.clone())),
+            Some(ClaimVerdict { nli: Some(n), support: Some(s), .. }) => (n.context.unwrap_or(n.quote), Some(s.clone())),
             _ => (Probs { entailment: 0.0, neutral: 1.0, contradiction: 0.0 }, None),
         };
+        let pairs = match &v {
+            Some(ClaimVerdict { nli: Some(n), .. }) => 1 + usize::from(n.context.is_some()),
+            _ => 0,
+        };
         let features = v.as_ref().and_then(|v| feats.into_iter().find(|(i, _)| *i == v.index)).map(|(_, f)| f).unwrap_or_default();
-        return Ok(PremiseScore { probs, support, features, verdict: v, pairs: 2 });
+        return Ok(PremiseScore { probs, support, features, verdict: v, pairs });
     }
     let ev = Evidence::from_text(premise);
     let mut budget = nli.max_length().saturating_sub(nli.count_tokens(claim) + 4);

@@ -127,7 +127,7 @@ export interface Part { feature: string; value: number; contribution: number }
 /** The support score of one claim (NLI and deterministic features, calibrated). */
 export interface Support { score: number; supported: boolean; threshold: number; parts: Part[] }
 /** `config.json` -> `support`: the fitted logistic regression and its decision threshold. */
-export interface SupportConfig { weights: Record<string, number>; bias: number; threshold: number; windows?: number; fitted_on?: string }
+export interface SupportConfig { weights: Record<string, number>; bias: number; threshold: number; windows?: number; fitted_on?: string; quote_first?: { weights: Record<string, number>; bias: number; threshold: number; margin: number } }
 "#;
 
 // wasm-ld treats a module that never calls its constructors itself as a "command" and wraps
@@ -273,9 +273,12 @@ impl Verifier {
         verify_with(&answer, &sources, opts, Some(&*self.model), false)
     }
 
-    /// The `[premise, hypothesis]` pairs `verify` would score for this answer, without scoring
-    /// them: a worker pool scores them in parallel with `score` and passes the results back as
-    /// `verify(answer, sources, {...opts, scores: [{premise, hypothesis, probs}]})`.
+    /// The `[premise, hypothesis]` pairs `verify` would score for this answer and that
+    /// `opts.scores` does not already hold, without scoring them: a worker pool scores them in
+    /// parallel with `score` and passes the results back as
+    /// `verify(answer, sources, {...opts, scores: [{premise, hypothesis, probs}]})`. With the
+    /// model's quote-first cascade, plan again with the first round's scores for the context
+    /// pairs they left open; an empty plan means nothing is left.
     #[wasm_bindgen(unchecked_return_type = "[premise: string, hypothesis: string][]")]
     pub fn plan(
         &self,
@@ -319,6 +322,9 @@ struct JsVerifyOptions {
     max_gap: Option<usize>,
     /// token budget of the NLI context premise (0 or absent: the model's maximum); smaller is faster
     premise_tokens: Option<usize>,
+    /// score both NLI pairs of every quoted claim, even where the model's quote-first cascade
+    /// would decide from the quote pair alone (slower)
+    both_pairs: Option<bool>,
     /// scores of pairs computed elsewhere (see `Verifier#plan`)
     scores: Option<Vec<ScoredPair>>,
 }
@@ -329,7 +335,7 @@ impl JsVerifyOptions {
         let mut matching = self.matching.unwrap_or_default();
         matching.threshold = self.threshold.unwrap_or(matching.threshold);
         matching.max_gap = self.max_gap.unwrap_or(matching.max_gap);
-        StreamOptions { policy: self.policy, matching, premise_tokens: self.premise_tokens.unwrap_or(0) }
+        StreamOptions { policy: self.policy, matching, premise_tokens: self.premise_tokens.unwrap_or(0), both_pairs: self.both_pairs.unwrap_or(false) }
     }
 }
 

@@ -182,7 +182,7 @@ fn any_family_verifies_an_answer_end_to_end() {
         let r = verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), ..Default::default() }).unwrap();
         assert!(!r.claims.is_empty());
         // the claims whose quotes are found were scored by this model
-        let scored: Vec<f64> = r.claims.iter().filter_map(|c| c.nli.as_ref()).map(|n| n.context.entailment).collect();
+        let scored: Vec<f64> = r.claims.iter().filter_map(|c| c.nli.as_ref()).map(|n| n.quote.entailment).collect();
         assert!(scored.len() >= 4, "{family}: {} claims scored", scored.len());
         assert!(!seen.contains(&scored), "{family} gave the same scores as another family");
         seen.push(scored);

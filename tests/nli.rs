@@ -165,3 +165,127 @@ fn premise_token_budget_caps_context_premises() {
         assert!(m.count_tokens(ps) <= m.count_tokens(pl));
     }
 }
+
+/// The shipped model with its support config's quote-first cascade set to `margin` (the first
+/// pass reuses the two-pair weights: what it decides is not the point here, which pairs are).
+fn cascading(margin: f64) -> NliModel {
+    let mut cfg: serde_json::Value = serde_json::from_slice(&read("config.json")).unwrap();
+    let s = cfg["support"].clone();
+    cfg["support"]["quote_first"] = serde_json::json!({"weights": s["weights"], "bias": s["bias"], "threshold": s["threshold"], "margin": margin});
+    NliModel::from_bytes(&read("nli-minilm-l6-int8.onnx"), &read("tokenizer.json"), cfg.to_string().as_bytes()).unwrap()
+}
+
+/// Counts the pairs it scores (a model behind it does the scoring).
+struct Counting<'a>(&'a NliModel, std::cell::RefCell<Vec<(String, String)>>);
+impl Entail for Counting<'_> {
+    fn score_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<meetcite::verify::Probs>, meetcite::verify::EntailError> {
+        self.1.borrow_mut().extend(pairs.iter().map(|(p, h)| (p.to_string(), h.to_string())));
+        self.0.score_pairs(pairs)
+    }
+    fn thresholds(&self) -> meetcite::verify::Thresholds {
+        Entail::thresholds(self.0)
+    }
+    fn count_tokens(&self, t: &str) -> usize {
+        Entail::count_tokens(self.0, t)
+    }
+    fn max_length(&self) -> usize {
+        Entail::max_length(self.0)
+    }
+    fn support(&self) -> &meetcite::support::SupportConfig {
+        Entail::support(self.0)
+    }
+}
+
+/// The quote-first cascade: the quote pair of every quoted claim first, the context pair only
+/// for the claims whose first-pass score lands within the margin of its threshold; those get the
+/// two-pair score, exactly as without the cascade. `both_pairs` turns it off. A pool's rounds of
+/// plans (quote pairs, then the open context pairs, then nothing) give the plain report.
+#[test]
+fn quote_first_cascade_scores_the_context_pair_only_for_open_claims() {
+    use meetcite::verify::{nli_plan, Precomputed, ScoredPair};
+    let root = env!("CARGO_MANIFEST_DIR");
+    let chunks = meetcite::parse_chunks(&std::fs::read_to_string(format!("{root}/tests/fixtures/pricing_chunks.json")).unwrap()).unwrap();
+    let ctx = meetcite::build_context(&chunks, &Default::default());
+    let answer = std::fs::read_to_string(format!("{root}/tests/fixtures/pricing_answer.json")).unwrap();
+    let plain = shipped();
+    let counted = |m: &NliModel, both_pairs: bool| {
+        let c = Counting(m, Default::default());
+        let r = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&c), both_pairs, ..Default::default() }).unwrap();
+        (r, c.1.into_inner())
+    };
+    let (two, two_pairs) = counted(&plain, false);
+    let quoted: Vec<_> = two.claims.iter().filter(|c| c.nli.is_some()).collect();
+    assert!(quoted.len() >= 3, "the fixture has quoted claims");
+    assert!(quoted.iter().all(|c| c.nli.as_ref().unwrap().context.is_some()));
+    let n = quoted.len();
+
+    // margin 0: the quote pair decides every claim, no context pair is scored
+    let (r0, p0) = counted(&cascading(0.0), false);
+    assert_eq!(p0.len(), n, "{p0:?}");
+    assert!(r0.claims.iter().filter_map(|c| c.nli.as_ref()).all(|s| s.context.is_none()));
+    // a margin wider than any score's distance to the threshold: every claim is open, and the
+    // report is the two-pair one (same pairs, quote pairs first)
+    let (r1, p1) = counted(&cascading(0.99), false);
+    assert_eq!(p1.len(), 2 * n);
+    // scored in two batches instead of one: the same probabilities up to float noise
+    for (a, b) in r1.claims.iter().zip(&two.claims) {
+        assert_eq!((a.status, a.support.as_ref().map(|s| s.supported)), (b.status, b.support.as_ref().map(|s| s.supported)));
+        let (sa, sb) = (a.support.as_ref().map_or(0.0, |s| s.score), b.support.as_ref().map_or(0.0, |s| s.score));
+        assert!((sa - sb).abs() <= 1e-3, "{sa} vs {sb}");
+        if let (Some(x), Some(y)) = (&a.nli, &b.nli) {
+            let (xc, yc) = (x.context.unwrap(), y.context.unwrap());
+            assert!((xc.entailment - yc.entailment).abs() < 1e-4 && (x.quote.entailment - y.quote.entailment).abs() < 1e-4);
+        }
+    }
+    let set = |v: &[(String, String)]| v.iter().cloned().collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(set(&p1), set(&two_pairs));
+    // both_pairs: no cascade
+    let (rb, pb) = counted(&cascading(0.0), true);
+    assert_eq!(pb.len(), 2 * n);
+    assert_eq!(serde_json::to_value(&rb).unwrap(), serde_json::to_value(&two).unwrap());
+
+    // a margin that leaves some claims open: their verdicts are the two-pair ones, the others'
+    // are the first pass's
+    let first = cascading(0.0);
+    let q = first.support_config().quote_first.clone().unwrap();
+    let dist: Vec<f64> = r0.claims.iter().filter_map(|c| c.support.as_ref()).map(|s| (s.score - q.threshold).abs()).collect();
+    let mut sorted = dist.clone();
+    sorted.sort_by(f64::total_cmp);
+    let margin = (sorted[0] + sorted[1]) / 2.0;
+    assert!(sorted[1] > sorted[0], "two claims at the same distance: {sorted:?}");
+    let mid = cascading(margin);
+    let (rm, pm) = counted(&mid, false);
+    let open = dist.iter().filter(|&&d| d < margin).count();
+    assert_eq!(open, 1);
+    assert_eq!(pm.len(), n + open);
+    for ((c, c0), c2) in rm.claims.iter().zip(&r0.claims).zip(&two.claims) {
+        match c.nli.as_ref().map(|s| s.context.is_some()) {
+            Some(true) => {
+                assert_eq!((c.status, c.support.as_ref().map(|s| s.supported)), (c2.status, c2.support.as_ref().map(|s| s.supported)));
+                assert!((c.support.as_ref().unwrap().score - c2.support.as_ref().unwrap().score).abs() <= 1e-3);
+            }
+            Some(false) => assert_eq!((&c.support, &c.status), (&c0.support, &c0.status)),
+            None => {}
+        }
+    }
+
+    // the pool's rounds: quote pairs, then the open context pair, then nothing
+    let mut scores: Vec<ScoredPair> = Vec::new();
+    let mut rounds = Vec::new();
+    loop {
+        let pre = Precomputed::new(&mid, scores.clone());
+        let plan = nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&pre), ..Default::default() }).unwrap();
+        if plan.is_empty() {
+            break;
+        }
+        rounds.push(plan.len());
+        let refs: Vec<(&str, &str)> = plan.iter().map(|(p, h)| (p.as_str(), h.as_str())).collect();
+        let probs = mid.score(&refs).unwrap();
+        scores.extend(plan.into_iter().zip(probs).map(|((premise, hypothesis), probs)| ScoredPair { premise, hypothesis, probs }));
+        assert!(rounds.len() <= 2, "{rounds:?}");
+    }
+    assert_eq!(rounds, vec![n, open]);
+    let pre = Precomputed::new(&mid, scores);
+    let pooled = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&pre), ..Default::default() }).unwrap();
+    assert_eq!(serde_json::to_value(&pooled).unwrap(), serde_json::to_value(&rm).unwrap());
+}

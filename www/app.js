@@ -395,7 +395,7 @@ function quoteTip(claim, src) {
     const a = Math.max(0, start - 120);
     const b = Math.min(text.length, end + 120);
     const who = claim.speaker ? `${claim.speaker} · ` : '';
-    const nli = claim.nli ? ` · entailment ${claim.nli.context.entailment.toFixed(2)}` : '';
+    const nli = claim.nli ? ` · entailment ${(claim.nli.context ?? claim.nli.quote).entailment.toFixed(2)}` : '';
     tip.append(el('strong', { text: `${who}${src.label} · match ${claim.quote_score ?? '?'}%${nli}` }), el('br'),
       a > 0 ? '…' : '', text.slice(a, start), el('mark', { text: text.slice(start, end) }), text.slice(end, b), b < text.length ? '…' : '');
   } else if (claim.matched_text) {

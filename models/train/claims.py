@@ -402,10 +402,11 @@ def records(split, phrase_set, seed=11, keep=lambda name: True):
     return out
 
 
-def score_with_cli(meetcite, model, inp, out, jobs=None):
+def score_with_cli(meetcite, model, inp, out, jobs=None, both_pairs=False):
     """`meetcite score --features` on the records of `inp`, written to `out` in input order. The CLI scores one pair
     batch at a time on one core, so the records are split over JOBS processes (env JOBS, default 2) side by side: on
-    2 idle cores a 5,233-record calib file takes about half the ~20 min of one process."""
+    2 idle cores a 5,233-record calib file takes about half the ~20 min of one process. `both_pairs`: score both NLI
+    pairs of every quoted claim (`--both-pairs`, no quote-first cascade), as the support fit needs."""
     lines = open(inp).read().splitlines(keepends=True)
     n = max(1, min(int(jobs or os.environ.get("JOBS", "2")), len(lines) or 1))
     procs = []
@@ -413,8 +414,8 @@ def score_with_cli(meetcite, model, inp, out, jobs=None):
         pin = f"{out}.in{i}"
         with open(pin, "w") as f:
             f.writelines(lines[i::n])
-        procs.append((subprocess.Popen([meetcite, "score", "--input", pin, "--features", "--model", model],
-                                       stdout=open(f"{out}.part{i}", "w")), pin))
+        cmd = [meetcite, "score", "--input", pin, "--features", "--model", model] + (["--both-pairs"] if both_pairs else [])
+        procs.append((subprocess.Popen(cmd, stdout=open(f"{out}.part{i}", "w")), pin))
     failed = [pin for p, pin in procs if p.wait() != 0]
     if failed:
         raise SystemExit(f"meetcite score failed on {', '.join(failed)}")

@@ -20,14 +20,15 @@ const USAGE: &str = "usage:
   meetcite verify  (--chunks FILE | --transcript FILE [chunk options, --transcript-format F] | --context FILE)
                    [--order ..] [--viewer ..] [--max-tokens ..] --answer FILE|-
                    [--policy drop|warn|feedback] [--format json|jsonl|markdown|html] [--no-nli] [--model DIR]
-                   [--premise-tokens N]   --answer - reads stdin; --format jsonl prints each claim's
-                   verdict as soon as its JSON object has arrived, then {\"type\":\"report\",..}
+                   [--premise-tokens N] [--both-pairs]   --answer - reads stdin; --format jsonl prints
+                   each claim's verdict as soon as its JSON object has arrived, then {\"type\":\"report\",..}
+                   --both-pairs: score both NLI pairs of every quoted claim (no quote-first cascade)
   meetcite chunk   --transcript FILE --meeting-id ID [--format auto|whisperx|openai|assemblyai|deepgram|google-meet|vtt|srt|chunks]
                    [--title T] [--date YYYY-MM-DD] [--recording-url URL] [--max-words N]
                    [--overlap-turns K] [--recording-start RFC3339] [--speakers '{\"A\":\"Dana Okafor\"}']
                    speech-to-text output -> chunk JSON (stdout)
   meetcite match   --input FILE.jsonl            lines {id,text,quote} -> {id,matched,score,start,end}
-  meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N] [--pair]
+  meetcite score   --input FILE.jsonl [--model DIR] [--features] [--premise-tokens N] [--both-pairs] [--pair]
                    lines {id,premise,hypothesis[,quote]} -> {id,support,supported,parts,entailment,..}
                    (as verify judges a claim citing the premise; without a quote, the premise's
                    best-covering windows are scored). --pair: only the model's probabilities for
@@ -53,7 +54,7 @@ fn parse_args() -> Result<Args, String> {
     let mut flags = Vec::new();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--no-nli" | "--help" | "--features" | "--pair" => flags.push(a),
+            "--no-nli" | "--help" | "--features" | "--pair" | "--both-pairs" => flags.push(a),
             s if s.starts_with("--") => {
                 let v = it.next().ok_or_else(|| format!("{s} needs a value"))?;
                 all.entry(s[2..].to_string()).or_default().push(v.clone());
@@ -281,7 +282,8 @@ fn run() -> Result<(), String> {
             }
             let model = if a.flags.iter().any(|f| f == "--no-nli") { None } else { Some(load_model(&model_dir(&a))?) };
             let premise_tokens = premise_tokens(&a)?;
-            let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail), premise_tokens };
+            let both_pairs = a.flags.iter().any(|f| f == "--both-pairs");
+            let opts = VerifyOptions { policy, matching: MatchOptions::default(), nli: model.as_ref().map(|m| m as &dyn Entail), premise_tokens, both_pairs };
             let name = if answer_path == "-" { "stdin" } else { answer_path.as_str() };
             if format == "jsonl" {
                 // one line per verdict as soon as its claim is complete, then the end's events and
@@ -365,7 +367,8 @@ fn run() -> Result<(), String> {
             let model = load_model(&model_dir(&a))?;
             let with_features = a.flags.iter().any(|f| f == "--features");
             let premise_tokens = premise_tokens(&a)?;
-            let opts = VerifyOptions { nli: Some(&model as &dyn Entail), premise_tokens, ..Default::default() };
+            let both_pairs = a.flags.iter().any(|f| f == "--both-pairs");
+            let opts = VerifyOptions { nli: Some(&model as &dyn Entail), premise_tokens, both_pairs, ..Default::default() };
             if a.flags.iter().any(|f| f == "--pair") {
                 // the raw model on the raw pair: what other runtimes compute for the same input
                 return jsonl(input, |v| {
@@ -397,6 +400,8 @@ fn run() -> Result<(), String> {
                 if let Some(verdict) = &r.verdict {
                     out["reasons"] = serde_json::to_value(&verdict.reasons).map_err(|e| e.to_string())?;
                     out["status"] = serde_json::to_value(verdict.status).map_err(|e| e.to_string())?;
+                    // each scored pair's probabilities (context and quote premise), for fitting and analysis
+                    out["nli"] = serde_json::to_value(&verdict.nli).map_err(|e| e.to_string())?;
                 }
                 if with_features {
                     out["features"] =

@@ -235,7 +235,7 @@ test('demo: a model folder picked from disk replaces the shipped model', { timeo
   assert.equal(await page.textContent('#model-name'), 'deberta-v3 (from your disk)');
   const mine = await verifyNow();
   assert.equal(mine.nli_used, true);
-  const nli = (r) => r.claims.filter((c) => c.nli).map((c) => c.nli.context.entailment);
+  const nli = (r) => r.claims.filter((c) => c.nli).map((c) => c.nli.quote.entailment);
   assert.ok(nli(mine).length >= 1, JSON.stringify(mine.claims.map((c) => [c.status, c.nli])));
   assert.notDeepEqual(nli(mine), nli(shipped), 'the picked model scored the claims');
   // a folder without config.json: an error, and the picked model stays in use

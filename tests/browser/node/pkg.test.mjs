@@ -619,7 +619,24 @@ test('plan + score + verify({scores}) gives the plain verify report; premise_tok
     const plain = v.verify(answer, ctx.sources, opts);
     assert.equal(plain.nli_used, true);
 
-    const pairs = v.plan(answer, ctx.sources, opts);
+    // rounds of plan + score, as pkg/pool.js runs them: with the model's quote-first cascade the
+    // first plan lists the quote pairs and the second the context pairs they left open
+    const scores = [];
+    const rounds = [];
+    for (;;) {
+      const ps = v.plan(answer, ctx.sources, { ...opts, scores });
+      if (!ps.length) break;
+      rounds.push(ps.length);
+      assert.ok(rounds.length <= 2, `rounds: ${rounds}`);
+      const pr = v.score(ps);
+      ps.forEach(([premise, hypothesis], i) => scores.push({ premise, hypothesis, probs: pr[i] }));
+    }
+    assert.deepEqual(v.verify(answer, ctx.sources, { ...opts, scores }), plain);
+
+    // both_pairs: one round with both pairs of every claim that reached NLI
+    const both = { ...opts, both_pairs: true };
+    const plainBoth = v.verify(answer, ctx.sources, both);
+    const pairs = v.plan(answer, ctx.sources, both);
     assert.ok(pairs.length >= 2, `pairs: ${pairs.length}`);
     for (const p of pairs) assert.ok(Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string' && p[0] && p[1]);
     // the hypotheses are the claims that reached NLI
@@ -628,16 +645,16 @@ test('plan + score + verify({scores}) gives the plain verify report; premise_tok
 
     // scored in one batch, as verify itself does: the very same report
     const probs = v.score(pairs);
-    const scores = pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i] }));
-    assert.deepEqual(v.verify(answer, ctx.sources, { ...opts, scores }), plain);
+    const scored = pairs.map(([premise, hypothesis], i) => ({ premise, hypothesis, probs: probs[i] }));
+    assert.deepEqual(v.verify(answer, ctx.sources, { ...both, scores: scored }), plainBoth);
 
     // the scores are really used: fake ones show up in the report
     const fake = { entailment: 0.25, neutral: 0.5, contradiction: 0.25 };
-    const faked = v.verify(answer, ctx.sources, { ...opts, scores: pairs.map(([premise, hypothesis]) => ({ premise, hypothesis, probs: fake })) });
+    const faked = v.verify(answer, ctx.sources, { ...both, scores: pairs.map(([premise, hypothesis]) => ({ premise, hypothesis, probs: fake })) });
     for (const c of faked.claims.filter((c) => c.nli)) assert.deepEqual(c.nli, { context: fake, quote: fake });
 
     // premise_tokens: 96: no premise longer, at least one (the context premise) shorter; same hypotheses
-    const short = v.plan(answer, ctx.sources, { ...opts, premise_tokens: 96 });
+    const short = v.plan(answer, ctx.sources, { ...both, premise_tokens: 96 });
     assert.equal(short.length, pairs.length);
     const len = (ps) => ps.map((p) => p[0].length);
     assert.deepEqual(short.map((p) => p[1]), pairs.map((p) => p[1]));
@@ -646,7 +663,7 @@ test('plan + score + verify({scores}) gives the plain verify report; premise_tok
     const r96 = v.verify(answer, ctx.sources, { ...opts, premise_tokens: 96 });
     assert.equal(r96.nli_used, true);
     assert.deepEqual(r96.claims.map((c) => c.status === 'unparsable'), plain.claims.map((c) => c.status === 'unparsable'));
-    console.log(`# node: plan ${pairs.length} pairs, premise chars ${len(pairs).join('/')} -> ${len(short).join('/')} with premise_tokens 96`);
+    console.log(`# node: plan rounds ${rounds.join('+')} (both_pairs: ${pairs.length}) pairs, premise chars ${len(pairs).join('/')} -> ${len(short).join('/')} with premise_tokens 96`);
   } finally {
     v.free();
   }

@@ -62,7 +62,7 @@ pub struct Reason {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify), tsify(missing_as_null))]
 pub struct NliScores {
-    /// premise = the quote's turn and its neighbours (or the whole chunk when it fits); absent
+    /// premise = the quote's turn and its neighbours (or the whole chunk when it fits); null
     /// when the quote pair alone decided the claim (the model's `support.quote_first` cascade)
     #[serde(default)]
     pub context: Option<Probs>,

@@ -42,7 +42,7 @@ test('VerifierPool x2 gives the single Verifier report (10 claims / 20 chunks)',
     t = performance.now();
     const pooled = await pool.verify(answer, ctx.sources, { policy: 'warn' });
     const poolMs = performance.now() - t;
-    const pairs = await pool.plan(answer, ctx.sources, { policy: 'warn' });
+    const pairs = await pool.plan(answer, ctx.sources, { policy: 'warn', both_pairs: true });
     const pooledProbs = await pool.score(pairs.slice(0, 5));
     const singleProbs = pairs.slice(0, 5).map((p) => verifier.score([p])[0]);
     let code = null;

@@ -938,6 +938,22 @@ pub fn windows(claim: &str, ev: &Evidence, budget: usize, k: usize, count_tokens
         let turns = (!ev.turns.is_empty()).then_some((units[lo].0, units[hi].0));
         out.push(Window { premise: p, turns });
     }
+    // Plus the best-covering single unit when a slot is left and no window is that unit alone.
+    // Why: a window as long as the budget allows buries a one-turn paraphrase among its
+    // neighbours; the MiniLM cross-encoder reads "Dana: ... ten percent discount for the pilot
+    // ... / Priya: And the pilot stays at three months." as contradicting "The pilot runs for
+    // three months." (P(contradiction) 0.77) and the last turn alone as entailing it (0.86).
+    // The most entailing window counts, so the extra pair can only help a claim one turn states.
+    if out.len() < k && n > 1 {
+        let best = (0..n).map(|i| (coverage(&cw, &sets[i]), i)).max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        if let Some((cov, i)) = best {
+            if cov > 0.0 && !used.contains(&(i, i)) {
+                let p = if toks[i] > budget { cut_to_budget(&units[i].1, budget, count_tokens) } else { units[i].1.clone() };
+                let turns = (!ev.turns.is_empty()).then_some((units[i].0, units[i].0));
+                out.push(Window { premise: p, turns });
+            }
+        }
+    }
     out
 }
 

@@ -79,7 +79,14 @@ fn score_command_gives_the_support_score_as_verify_would() {
     }
     // with a quote it is verify's verdict; a quote that is not there is not supported
     assert_eq!(rows[1]["status"], "supported");
-    assert_eq!(rows[1]["pairs"], 2);
+    // the quote pair, and the context pair unless the config's quote-first cascade decided on the
+    // quote pair alone; --both-pairs always scores both, with the same verdict here
+    let p = rows[1]["pairs"].as_u64().unwrap();
+    assert!(p == 1 || p == 2, "{}", rows[1]);
+    let (code, both, err) = cli(&["score", "--input", input.to_str().unwrap(), "--both-pairs"]);
+    assert_eq!(code, 0, "{err}");
+    let both: serde_json::Value = serde_json::from_str(both.lines().nth(1).unwrap()).unwrap();
+    assert_eq!((&both["pairs"], &both["status"]), (&serde_json::json!(2), &serde_json::json!("supported")), "{both}");
     assert_eq!(rows[2]["supported"], false);
     assert!(rows[2]["support"].is_null());
     assert_eq!(rows[2]["reasons"][0]["code"], "quote_not_found");

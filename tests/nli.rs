@@ -136,7 +136,8 @@ fn premise_token_budget_caps_context_premises() {
     let answer = std::fs::read_to_string(format!("{root}/tests/fixtures/qmsum_answer.json")).unwrap();
     // both pairs, so the context premises are in the plan whatever the model's cascade decides
     let long = meetcite::verify::nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), both_pairs: true, ..Default::default() }).unwrap();
-    let short = meetcite::verify::nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), premise_tokens: 96, both_pairs: true, ..Default::default() }).unwrap();
+    let short = meetcite::verify::nli_plan(&answer, &ctx.sources, &VerifyOptions { nli: Some(&m), premise_tokens: 96, both_pairs: true, ..Default::default() })
+        .unwrap();
     assert_eq!(long.len(), short.len());
     let longest = |v: &[(String, String)]| v.iter().map(|(p, _)| m.count_tokens(p)).max().unwrap();
     assert!(longest(&long) > 96, "the fixture's premises should exceed the budget without it");
@@ -195,7 +196,7 @@ fn quote_first_cascade_scores_the_context_pair_only_for_open_claims() {
         let r = meetcite::verify(&answer, &ctx.sources, &VerifyOptions { nli: Some(&c), both_pairs, ..Default::default() }).unwrap();
         (r, c.1.into_inner())
     };
-    let (two, two_pairs) = counted(&plain, false);
+    let (two, two_pairs) = counted(&plain, true);
     let quoted: Vec<_> = two.claims.iter().filter(|c| c.nli.is_some()).collect();
     assert!(quoted.len() >= 3, "the fixture has quoted claims");
     assert!(quoted.iter().all(|c| c.nli.as_ref().unwrap().context.is_some()));

@@ -5,6 +5,8 @@
 // Then, on the last page: premiseTokens 128 on the single Verifier, and a VerifierPool of 2 workers
 // (pkg/pool.js; full premises and premiseTokens 128), warm_ms median of 5 after one untimed run;
 // plus an "nli" row: pool.score of the 8 int8 t128 pairs of bench/fixtures/nli_pairs.json.
+// "both pairs" rows run the same verify with `both_pairs: true`, i.e. without the shipped model's
+// quote-first cascade (issue 16's "one NLI pair per claim" lever, measured beside it in one run).
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { ROOT, row, median, startServer, launch, openPage } from './lib.mjs';
@@ -19,8 +21,9 @@ const arg = {
 
 const server = await startServer();
 const colds = [];
-let warmMs = [];
-let warm128 = [];
+let warmMs = { ms: [], pairs: 0 };
+let warm128 = { ms: [], pairs: 0 };
+let warmBoth = { ms: [], pairs: 0 };
 let pooled = null;
 const POOL = 2;
 const PT = 128;
@@ -36,9 +39,11 @@ try {
         warmMs = await page.evaluate(async () => (await import('/bench/browser/pages/e2e.mjs')).warm(5));
         console.log(`e2e: premiseTokens ${PT}, then pool x${POOL}`);
         warm128 = await page.evaluate(async (pt) => (await import('/bench/browser/pages/e2e.mjs')).warm(5, { policy: 'warn', premise_tokens: pt }, 1), PT);
+        warmBoth = await page.evaluate(async () => (await import('/bench/browser/pages/e2e.mjs')).warm(5, { policy: 'warn', both_pairs: true }, 1));
         pooled = await page.evaluate(async (a) => (await import('/bench/browser/pages/e2e.mjs')).pool(a), {
           size: POOL, runs: 5, nliRuns: Number(process.env.BENCH_NLI_RUNS || 10), pairs: nliPairs,
-          variants: [{ name: 'full', opts: { policy: 'warn' } }, { name: 'pt', opts: { policy: 'warn', premise_tokens: PT } }],
+          variants: [{ name: 'full', opts: { policy: 'warn' } }, { name: 'pt', opts: { policy: 'warn', premise_tokens: PT } },
+            { name: 'both', opts: { policy: 'warn', both_pairs: true } }],
         });
       }
     } finally {
@@ -52,19 +57,21 @@ const med = (k) => median(colds.map((c) => c[k]));
 const c = colds[colds.length - 1];
 const n = `median of ${COLD} fresh browser profiles`;
 row('e2e', CASE, IMPL, 'cold_ms', med('coldMs'), 'ms', `${n}; int8 model, sequential: init + fetch + load + verify`);
-row('e2e', CASE, IMPL, 'warm_ms', median(warmMs), 'ms', 'Verifier.verify again on the loaded verifier, median of 5');
+row('e2e', CASE, IMPL, 'warm_ms', median(warmMs.ms), 'ms', `Verifier.verify again on the loaded verifier, median of 5; ${warmMs.pairs} NLI pairs`);
+row('e2e', CASE, `${IMPL}, both pairs`, 'warm_ms', median(warmBoth.ms), 'ms',
+  `Verifier.verify with both_pairs (no quote-first cascade), median of 5 after one untimed run; ${warmBoth.pairs} NLI pairs`);
 row('e2e', CASE, IMPL, 'wasm_init_ms', med('initMs'), 'ms', `${n}; import meetcite.js + fetch/compile/instantiate meetcite_bg.wasm`);
 row('e2e', CASE, IMPL, 'fetch_ms', med('fetchMs'), 'ms', `${n}; model + tokenizer + config + data from localhost`);
 row('e2e', CASE, IMPL, 'load_ms', med('loadMs'), 'ms', `${n}; Verifier.load from bytes`);
 row('e2e', CASE, IMPL, 'first_verify_ms', med('verifyMs'), 'ms', `${n}; buildContext + first verify`);
-row('e2e', CASE, IMPL, 'nli_pairs', 2 * c.nliClaims, 'pairs',
-  `2 per claim that reached NLI (${c.nliClaims} of ${c.claims}); supersession checks (${c.conflicts} conflicts reported) not counted`);
+row('e2e', CASE, IMPL, 'nli_pairs', c.nliPairs, 'pairs',
+  `pairs scored for the ${c.nliClaims} of ${c.claims} claims that reached NLI (quote pair, context pair only near the threshold); supersession checks (${c.conflicts} conflicts reported) not counted`);
 console.log(`  sources ${c.sources}, counts ${JSON.stringify(c.counts)}, nliUsed ${c.nliUsed}`);
 console.log(`  verdicts: ${c.statuses.join(', ')}`);
-row('e2e', CASE, `${IMPL}, premiseTokens ${PT}`, 'warm_ms', median(warm128), 'ms',
+row('e2e', CASE, `${IMPL}, premiseTokens ${PT}`, 'warm_ms', median(warm128.ms), 'ms',
   `Verifier.verify with premiseTokens ${PT} (context premise capped at ${PT} tokens), median of 5 after one untimed run`);
 if (pooled) {
-  const full = pooled.variants.full, pt = pooled.variants.pt;
+  const full = pooled.variants.full, pt = pooled.variants.pt, both = pooled.variants.both;
   const same = (v) => `verdicts ${v.sameVerdicts ? 'same as' : 'DIFFER from'} the single Verifier, max |dp| ${v.dp.toExponential(1)}`;
   row('e2e', CASE, `meetcite pool x${POOL} (chromium)`, 'load_ms', pooled.createMs, 'ms',
     `VerifierPool.create from bytes: ${POOL} module workers in parallel (wasm compile + instantiate + Verifier), on the warm page`);
@@ -72,6 +79,8 @@ if (pooled) {
     `VerifierPool.verify: plan on worker 0, ${full.pairs} pairs scored on ${POOL} workers, verify with the scores; median of 5 after one untimed run; ${same(full)}`);
   row('e2e', CASE, `meetcite pool x${POOL}, premiseTokens ${PT} (chromium)`, 'warm_ms', median(pt.ms), 'ms',
     `as pool x${POOL} with premiseTokens ${PT}; median of 5 after one untimed run; ${same(pt)}`);
+  row('e2e', CASE, `meetcite pool x${POOL}, both pairs (chromium)`, 'warm_ms', median(both.ms), 'ms',
+    `as pool x${POOL} with both_pairs (no quote-first cascade), ${both.pairs} pairs; median of 5 after one untimed run; ${same(both)}`);
   if (pooled.nli) {
     row('nli', 'int8 b8 t128', `tract wasm pool x${POOL}`, 'ms', median(pooled.nli.ms), 'ms',
       `VerifierPool.score of the 8 pairs (${POOL} workers, 4 pairs each): tokenize + infer; median of ${pooled.nli.ms.length} runs after 2 warm-ups; max |dp| vs tract simd128 ${pooled.nli.dp.toExponential(1)}`);

@@ -23,7 +23,7 @@ export async function cold({ pkg, model, tokenizer, config, chunks, answer, opti
   return {
     coldMs: t4 - t0, initMs: t1 - t0, fetchMs: t2 - t1, loadMs: t3 - t2, verifyMs: t4 - t3,
     sources: ctx.sources.length, claims: report.claims.length, counts: report.counts, nliUsed: report.nli_used,
-    nliClaims: report.claims.filter((c) => c.nli).length, conflicts: report.conflicts.length,
+    nliClaims: report.claims.filter((c) => c.nli).length, nliPairs: pairsScored(report), conflicts: report.conflicts.length,
     statuses: report.claims.map((c) => `${c.status}${c.reasons.length ? ':' + c.reasons.map((r) => r.code).join('+') : ''}`),
   };
 }
@@ -32,17 +32,30 @@ export async function cold({ pkg, model, tokenizer, config, chunks, answer, opti
 export function warm(n, opts = { policy: 'warn' }, warmup = 0) {
   const { verifier, ctx, answerText } = self.__bench;
   const ms = [];
+  let pairs = 0;
   for (let i = 0; i < warmup + n; i++) {
     const t = performance.now();
-    verifier.verify(answerText, ctx.sources, opts);
+    const report = verifier.verify(answerText, ctx.sources, opts);
     if (i >= warmup) ms.push(performance.now() - t);
+    pairs = pairsScored(report);
   }
-  return ms;
+  return { ms, pairs };
 }
 
+// NLI pairs a report scored: the quote pair, plus the context pair unless the model's quote-first
+// cascade decided the claim from the quote pair alone (then `nli.context` is null).
+function pairsScored(report) {
+  return report.claims.filter((c) => c.nli).reduce((n, c) => n + (c.nli.quote ? 1 : 0) + (c.nli.context ? 1 : 0), 0);
+}
+
+// Largest probability difference between two lists of pair scores; a pair scored in one list and
+// not in the other (null) counts as a difference of 1.
 const maxDiff = (a, b) => {
   let d = 0;
-  a.forEach((p, i) => ['entailment', 'neutral', 'contradiction'].forEach((k) => { d = Math.max(d, Math.abs(p[k] - b[i][k])); }));
+  a.forEach((p, i) => {
+    if (!p || !b[i]) d = Math.max(d, p || b[i] ? 1 : 0);
+    else ['entailment', 'neutral', 'contradiction'].forEach((k) => { d = Math.max(d, Math.abs(p[k] - b[i][k])); });
+  });
   return d;
 };
 const verdicts = (r) => r.claims.map((c) => `${c.status}:${c.reasons.map((x) => x.code).join('+')}`).join(',');
@@ -67,7 +80,7 @@ export async function pool({ size, runs, variants, pairs, nliRuns }) {
       const single = verifier.verify(answerText, ctx.sources, opts);
       const dp = maxDiff(first.claims.filter((c) => c.nli).flatMap((c) => [c.nli.context, c.nli.quote]),
         single.claims.filter((c) => c.nli).flatMap((c) => [c.nli.context, c.nli.quote]));
-      out.variants[name] = { ms, sameVerdicts: verdicts(first) === verdicts(single), dp, pairs: (await p.plan(answerText, ctx.sources, opts)).length };
+      out.variants[name] = { ms, sameVerdicts: verdicts(first) === verdicts(single), dp, pairs: pairsScored(first) };
     }
     if (pairs) {
       const ms = [];

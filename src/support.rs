@@ -921,6 +921,14 @@ pub fn windows(claim: &str, ev: &Evidence, budget: usize, k: usize, count_tokens
         }
     }
     cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    // the premise of units lo..=hi, cut to the budget only when their tokens exceed it
+    let window = |lo: usize, hi: usize| -> Window {
+        let text: Vec<&str> = units[lo..=hi].iter().map(|u| u.1.as_str()).collect();
+        let p = text.join("\n");
+        let p = if toks[lo..=hi].iter().sum::<usize>() > budget { cut_to_budget(&p, budget, count_tokens) } else { p };
+        let turns = (!ev.turns.is_empty()).then_some((units[lo].0, units[hi].0));
+        Window { premise: p, turns }
+    };
     let mut out: Vec<Window> = Vec::new();
     let mut used: Vec<(usize, usize)> = Vec::new();
     for (_, lo, hi) in cands {
@@ -932,11 +940,7 @@ pub fn windows(claim: &str, ev: &Evidence, budget: usize, k: usize, count_tokens
             continue;
         }
         used.push((lo, hi));
-        let text: Vec<&str> = units[lo..=hi].iter().map(|u| u.1.as_str()).collect();
-        let p = text.join("\n");
-        let p = if toks[lo..=hi].iter().sum::<usize>() > budget { cut_to_budget(&p, budget, count_tokens) } else { p };
-        let turns = (!ev.turns.is_empty()).then_some((units[lo].0, units[hi].0));
-        out.push(Window { premise: p, turns });
+        out.push(window(lo, hi));
     }
     // Plus the best-covering single unit when a slot is left and no window is that unit alone.
     // Why: a window as long as the budget allows buries a one-turn paraphrase among its
@@ -948,9 +952,7 @@ pub fn windows(claim: &str, ev: &Evidence, budget: usize, k: usize, count_tokens
         let best = (0..n).map(|i| (coverage(&cw, &sets[i]), i)).max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
         if let Some((cov, i)) = best {
             if cov > 0.0 && !used.contains(&(i, i)) {
-                let p = if toks[i] > budget { cut_to_budget(&units[i].1, budget, count_tokens) } else { units[i].1.clone() };
-                let turns = (!ev.turns.is_empty()).then_some((units[i].0, units[i].0));
-                out.push(Window { premise: p, turns });
+                out.push(window(i, i));
             }
         }
     }

@@ -55,10 +55,15 @@ function poolSize(workers) {
 }
 
 async function load(id, { source, options = {} }) {
-  await ready;
   const size = typeof Worker === 'undefined' ? 1 : poolSize(options.workers);
   const t0 = performance.now();
-  const files = await loadModel(source, { ...options, onProgress: (p) => self.postMessage({ id, type: 'progress', ...p }) });
+  // the files download while the wasm module compiles (VerifierWorker.load sends init and load
+  // back to back); only the Verifier needs the instance. Both are awaited together, so a failed
+  // start is reported even while a download is still running.
+  const [files] = await Promise.all([
+    loadModel(source, { ...options, onProgress: (p) => self.postMessage({ id, type: 'progress', ...p }) }),
+    ready ?? Promise.reject(coded('not_started', 'the worker was not initialised')),
+  ]);
   const t1 = performance.now();
   // the new model is built before the old one goes: a model that fails to load (a config that does
   // not fit, a broken file) leaves the one in use loaded
@@ -148,7 +153,8 @@ self.onmessage = async ({ data }) => {
   try {
     const h = handlers[type];
     if (!h) throw coded('unknown_message', `unknown message ${type}`);
-    if (type !== 'init') await (ready ?? Promise.reject(coded('not_started', 'the worker was not initialised')));
+    // load waits for the instance itself, after starting its downloads
+    if (type !== 'init' && type !== 'load') await (ready ?? Promise.reject(coded('not_started', 'the worker was not initialised')));
     self.postMessage({ id, type: 'result', value: await h(args, id) });
   } catch (e) {
     const error = e && typeof e === 'object' ? { code: e.code || 'error', message: String(e.message ?? e), name: e.name || 'Error' } : { code: 'error', message: String(e), name: 'Error' };

@@ -38,7 +38,9 @@ export interface LoadInfo {
   /** all files came from the Cache API */
   cached: boolean;
   modelBytes: number;
+  /** getting the files (download or cache), overlapped with the wasm start in `VerifierWorker.load` */
   fetchMs: number;
+  /** building the Verifier (or the pool) from the files */
   initMs: number;
 }
 
@@ -46,7 +48,7 @@ export interface LoadInfo {
 export declare class VerifierWorker {
   /** Start the worker and its wasm instance (no model: verify checks quotes, numbers, speakers, history). */
   static create(options?: WorkerOptions): Promise<VerifierWorker>;
-  /** `create` then `load`: the counterpart of `Verifier.load`. */
+  /** `create` and `load` at once (the model downloads while the wasm compiles): the counterpart of `Verifier.load`. */
   static load(model: ModelSource | ModelFolder, options?: WorkerOptions & WorkerLoadOptions): Promise<VerifierWorker>;
   /** The model's config.json once a model is loaded, else null. */
   readonly config: ModelConfig | null;

@@ -41,12 +41,9 @@ export class VerifierWorker {
    * `module`, an already compiled `WebAssembly.Module` of meetcite_bg.wasm.
    */
   static async create(options = {}) {
-    const { workerUrl, wasmUrl, module } = options || {};
-    const w = new VerifierWorker(spawn(workerUrl));
+    const w = VerifierWorker.#spawn(options);
     try {
-      const base = globalThis.location?.href;
-      const info = await w.#call('init', { wasmUrl: wasmUrl == null ? undefined : new URL(urlOf(wasmUrl), base).href, module });
-      w.version = info.version;
+      await w.#init(options);
     } catch (e) {
       w.terminate();
       throw e;
@@ -54,16 +51,35 @@ export class VerifierWorker {
     return w;
   }
 
-  /** `create(options)`, then `load(model, options)`: the counterpart of `Verifier.load`. */
+  /**
+   * `create(options)` and `load(model, options)` at once: the counterpart of `Verifier.load`. The
+   * worker downloads the model files while it compiles the wasm module (the two used to run one
+   * after the other; a cold start paid for both).
+   */
   static async load(model, options = {}) {
-    const w = await VerifierWorker.create(options);
-    try {
-      await w.load(model, options);
-    } catch (e) {
+    const w = VerifierWorker.#spawn(options);
+    const init = w.#init(options);
+    // the load message goes right behind init's; the worker fetches the files at once and waits
+    // for its wasm instance only to build the Verifier. Both are awaited, so neither can reject
+    // unobserved; init's error is the one to report when both fail (load's is then only "not
+    // started").
+    const [i, l] = await Promise.allSettled([init, w.load(model, options)]);
+    if (i.status === 'rejected' || l.status === 'rejected') {
       w.terminate();
-      throw e;
+      throw i.status === 'rejected' ? i.reason : l.reason;
     }
     return w;
+  }
+
+  static #spawn(options) {
+    return new VerifierWorker(spawn((options || {}).workerUrl));
+  }
+
+  async #init(options) {
+    const { wasmUrl, module } = options || {};
+    const base = globalThis.location?.href;
+    const info = await this.#call('init', { wasmUrl: wasmUrl == null ? undefined : new URL(urlOf(wasmUrl), base).href, module });
+    this.version = info.version;
   }
 
   #worker;

@@ -598,11 +598,22 @@ pub fn score_premise(premise: &str, claim: &str, quote: Option<&str>, nli: &dyn 
     Ok(PremiseScore { probs: probs[best], support: Some(support), features, verdict: None, pairs: pairs.len() })
 }
 
-/// "support 0.21 < 0.50: words covered -1.3, NLI -0.9": the score and the parts that pulled it
-/// down most.
+/// Features that are priors of the fit, not findings about the claim: how long the claim and the
+/// premise are. They stay in `support.parts` (the score is their sum), but a message naming "source
+/// length" as the reason a claim is lowered tells the reader nothing to check; the quote-first fit
+/// weighs `evidence_words` at -1.3, so it led the README's number-mismatch message.
+const PRIORS: &[&str] = &["claim_words", "evidence_words"];
+
+/// "support 0.21 < 0.50: words covered -1.3, NLI -0.9": the score and the findings that pulled it
+/// down most (length priors left out, see [`PRIORS`]).
 pub fn explain(s: &Support) -> String {
-    let down: Vec<String> =
-        s.parts.iter().filter(|p| p.contribution < -0.05).take(3).map(|p| format!("{} {:+.1}", feature_label(&p.feature), p.contribution)).collect();
+    let down: Vec<String> = s
+        .parts
+        .iter()
+        .filter(|p| p.contribution < -0.05 && !PRIORS.contains(&p.feature.as_str()))
+        .take(3)
+        .map(|p| format!("{} {:+.1}", feature_label(&p.feature), p.contribution))
+        .collect();
     let cmp = if s.supported { ">=" } else { "<" };
     if down.is_empty() {
         format!("support {:.2} {cmp} {:.2}", s.score, s.threshold)

@@ -144,6 +144,15 @@ fn readme_example_with_the_model() {
         let s = c.support.as_ref().expect("a scored claim has a support score");
         assert!(!s.parts.is_empty());
     }
+    // the message names findings a reader can check, never the fit's length priors: claim 2 is
+    // lowered by its number even though the quote-first fit's `evidence_words` part is larger
+    let msg = &r.claims[1].reasons.iter().find(|x| x.code == "not_entailed").expect("claim 2 is not entailed").message;
+    assert!(msg.contains("a number not in the source"), "{msg}");
+    assert!(!msg.contains("length"), "{msg}");
+    let s2 = r.claims[1].support.as_ref().unwrap();
+    let prior = s2.parts.iter().find(|p| p.feature == "evidence_words").expect("the length prior is still a part of the score");
+    let number = s2.parts.iter().find(|p| p.feature.starts_with("number_missing") && p.contribution < 0.0).expect("a number part");
+    assert!(prior.contribution < number.contribution, "the case this pins: the prior outweighs the number, {s2:?}");
     assert_eq!(r.conflicts.len(), 1);
     assert_eq!((r.conflicts[0].older.date.as_str(), r.conflicts[0].newer.date.as_str()), ("2024-04-12", "2024-05-03"));
 }

@@ -1,7 +1,9 @@
 // Section "e2e": 10 claims against 20 chunks (bench/fixtures/e2e_*.json, from
 // bench/tools/e2e_fixture.mjs) in headless Chromium. cold_ms: fresh browser profile (empty caches,
 // the server sends no-store), fetch wasm + model + tokenizer, init, Verifier.load, buildContext,
-// verify; median over BENCH_E2E_COLD fresh browsers. warm_ms: verify again, median of 5.
+// verify; median over BENCH_E2E_COLD fresh browsers. Two ways: the page's steps one after the
+// other (so the parts add up), and meetcite/worker's VerifierWorker.load (download overlapped with
+// the wasm compile: what an app using the package gets). warm_ms: verify again, median of 5.
 // Then, on the last page: premiseTokens 128 on the single Verifier, and a VerifierPool of 2 workers
 // (pkg/pool.js; full premises and premiseTokens 128), warm_ms median of 5 after one untimed run;
 // plus an "nli" row: pool.score of the 8 int8 t128 pairs of bench/fixtures/nli_pairs.json.
@@ -21,6 +23,7 @@ const arg = {
 
 const server = await startServer();
 const colds = [];
+const workerColds = [];
 let warmMs = { ms: [], pairs: 0 };
 let warm128 = { ms: [], pairs: 0 };
 let warmBoth = { ms: [], pairs: 0 };
@@ -29,6 +32,17 @@ const POOL = 2;
 const PT = 128;
 const nliPairs = JSON.parse(readFileSync(path.join(ROOT, 'bench/fixtures/nli_pairs.json'), 'utf8')).sets[128].map((p) => [p.premise, p.hypothesis]);
 try {
+  // the package's own cold path first (VerifierWorker.load), each in a fresh profile
+  for (let i = 0; i < COLD; i++) {
+    console.log(`e2e: cold run through meetcite/worker ${i + 1}/${COLD}`);
+    const browser = await launch();
+    try {
+      const page = await openPage(browser.context, server.url);
+      workerColds.push(await page.evaluate(async (a) => (await import('/bench/browser/pages/e2e.mjs')).coldWorker(a), arg));
+    } finally {
+      await browser.close();
+    }
+  }
   for (let i = 0; i < COLD; i++) {
     console.log(`e2e: cold run ${i + 1}/${COLD}`);
     const browser = await launch();
@@ -57,6 +71,17 @@ const med = (k) => median(colds.map((c) => c[k]));
 const c = colds[colds.length - 1];
 const n = `median of ${COLD} fresh browser profiles`;
 row('e2e', CASE, IMPL, 'cold_ms', med('coldMs'), 'ms', `${n}; int8 model, sequential: init + fetch + load + verify`);
+{
+  const wm = (k) => median(workerColds.map((c) => c[k]));
+  const W = 'meetcite/worker (chromium)';
+  const wn = `median of ${COLD} fresh browser profiles; VerifierWorker.load (one worker, no pool)`;
+  row('e2e', CASE, W, 'cold_ms', wm('coldMs'), 'ms', `${wn}: import worker.js, wasm compile overlapped with the model download, load, buildContext + verify in the worker`);
+  row('e2e', CASE, W, 'fetch_ms', wm('fetchMs'), 'ms', `${wn}: model files in the worker, overlapped with the wasm compile + instantiate (until both are done)`);
+  row('e2e', CASE, W, 'load_ms', wm('buildMs'), 'ms', `${wn}: the Verifier built from the bytes in the worker`);
+  row('e2e', CASE, W, 'first_verify_ms', wm('verifyMs'), 'ms', `${wn}: buildContext + verify, messages included`);
+  const same = workerColds.every((c) => c.statuses.join(',') === colds[colds.length - 1].statuses.join(','));
+  console.log(`  worker verdicts ${same ? 'same as' : 'DIFFER from'} the page's`);
+}
 row('e2e', CASE, IMPL, 'warm_ms', median(warmMs.ms), 'ms', `Verifier.verify again on the loaded verifier, median of 5; ${warmMs.pairs} NLI pairs`);
 row('e2e', CASE, `${IMPL}, both pairs`, 'warm_ms', median(warmBoth.ms), 'ms',
   `Verifier.verify with both_pairs (no quote-first cascade), median of 5 after one untimed run; ${warmBoth.pairs} NLI pairs`);

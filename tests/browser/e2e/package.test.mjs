@@ -154,7 +154,7 @@ test('plain module page: meetcite/worker + model package; progress with and with
     // 5. errors: a wrong URL answered with HTML, bad arguments, a bad worker URL
     server.state.mode = 'plain';
     const e = await page.evaluate(async ({ chunks }) => {
-      const { VerifierWorker } = window.meetcite;
+      const { VerifierWorker, modelFiles } = window.meetcite;
       const codeOf = async (f) => {
         try {
           await f();
@@ -174,6 +174,11 @@ test('plain module page: meetcite/worker + model package; progress with and with
         chunksNumber: await codeOf(() => w.buildContext(7)),
         noModel: await codeOf(() => w.score([['a', 'b']])),
         badWorker: await codeOf(() => VerifierWorker.create({ workerUrl: '/nope/worker-thread.js' })),
+        // VerifierWorker.load sends init and load at once (the download overlaps the compile): a
+        // wasm that cannot start is reported as such, not as the load's "not started", and a
+        // missing model file while the wasm starts fine as the model's error
+        badWasmLoad: await codeOf(() => VerifierWorker.load(modelFiles, { wasmUrl: '/nope/meetcite_bg.wasm', cache: false })),
+        badModelLoad: await codeOf(() => VerifierWorker.load({ model: 'models/missing.onnx', tokenizer: 'node_modules/meetcite-model-minilm/tokenizer.json', config: 'node_modules/meetcite-model-minilm/config.json' }, { cache: false })),
       };
       // still usable after all of that
       out.after = (await w.verify('{"claims":[]}', ctx.sources)).abstain;
@@ -187,6 +192,8 @@ test('plain module page: meetcite/worker + model package; progress with and with
     assert.match(e.chunksNumber, /^invalid_input: /);
     assert.match(e.noModel, /^not_loaded: /);
     assert.match(e.badWorker, /^worker: /);
+    assert.match(e.badWasmLoad, /^wasm: /);
+    assert.match(e.badModelLoad, /^model_fetch: .*got HTML, not an ONNX file: check the URL/);
     assert.equal(e.after, true);
     assert.match(e.terminated, /^terminated: /);
     assert.deepEqual(errors.filter((x) => !/Failed to load resource|worker-thread/.test(x)), []);

@@ -1,6 +1,6 @@
 // meetcite/worker: meetcite in a Web Worker, with the promise API of the main module and Verifier,
-// so neither loading the model (about a second) nor verifying (about a second per answer) blocks
-// the page.
+// so neither loading the model (about half a second after the download) nor verifying (a few
+// hundred milliseconds per answer) blocks the page.
 //
 //   import { VerifierWorker } from 'meetcite/worker';
 //   const v = await VerifierWorker.load(

@@ -47,6 +47,9 @@ function start({ wasmUrl, module }) {
   return ready;
 }
 
+// The wasm instance `init` started, or a rejection when no init came first.
+const started = () => ready ?? Promise.reject(coded('not_started', 'the worker was not initialised'));
+
 function poolSize(workers) {
   if (workers === 'auto') return Math.min(self.navigator?.hardwareConcurrency || 1, 4);
   const n = Math.floor(Number(workers ?? 1));
@@ -62,7 +65,7 @@ async function load(id, { source, options = {} }) {
   // start is reported even while a download is still running.
   const [files] = await Promise.all([
     loadModel(source, { ...options, onProgress: (p) => self.postMessage({ id, type: 'progress', ...p }) }),
-    ready ?? Promise.reject(coded('not_started', 'the worker was not initialised')),
+    started(),
   ]);
   const t1 = performance.now();
   // the new model is built before the old one goes: a model that fails to load (a config that does
@@ -154,7 +157,7 @@ self.onmessage = async ({ data }) => {
     const h = handlers[type];
     if (!h) throw coded('unknown_message', `unknown message ${type}`);
     // load waits for the instance itself, after starting its downloads
-    if (type !== 'init' && type !== 'load') await (ready ?? Promise.reject(coded('not_started', 'the worker was not initialised')));
+    if (type !== 'init' && type !== 'load') await started();
     self.postMessage({ id, type: 'result', value: await h(args, id) });
   } catch (e) {
     const error = e && typeof e === 'object' ? { code: e.code || 'error', message: String(e.message ?? e), name: e.name || 'Error' } : { code: 'error', message: String(e), name: 'Error' };

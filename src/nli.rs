@@ -242,11 +242,14 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
             None => None,
         };
         let count = q.dims.iter().try_fold(1usize, |a, &d| usize::try_from(d).ok().and_then(|d| a.checked_mul(d)))?;
-        let int: fn(u8) -> i32 = match q.data_type {
-            INT8 => |b| b as i8 as i32,
-            UINT8 => |b| b as i32,
+        let signed = match q.data_type {
+            INT8 => true,
+            UINT8 => false,
             _ => return None,
         };
+        // a closure over a per-tensor flag, not a fn pointer: the weight loop below inlines it and
+        // hoists the branch (an indirect call per weight kept it from that)
+        let int = |b: u8| if signed { b as i8 as i32 } else { b as i32 };
         if q.raw_data.len() != count || scale.data_type != FLOAT {
             return None;
         }
@@ -275,19 +278,15 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
         // The bytes are laid out as [outer][channel][stride]: walk them block by block, so the
         // channel is known without a division per element and the inner loop is a plain map of
         // one scale and zero point (a per-element `(i / stride) % channels` and a growing Vec made
-        // this fold ~45 % of the whole model load natively). A 256-entry table per channel would
-        // save the multiply but cost more than it saves on 384-wide rows.
-        let signed = q.data_type == INT8;
+        // this fold ~45 % of the whole model load natively).
         let mut raw = vec![0u8; count * 4];
         if count > 0 {
             let block = channels * stride;
             for (qb, ob) in q.raw_data.chunks_exact(block).zip(raw.chunks_exact_mut(block * 4)) {
                 for (c, (qc, oc)) in qb.chunks_exact(stride).zip(ob.chunks_exact_mut(stride * 4)).enumerate() {
                     let (zp, sc) = (zps[c], scales[c]);
-                    // `signed` is fixed per tensor: the branch is hoisted, not the indirect call `int` would be
                     for (&b, o) in qc.iter().zip(oc.chunks_exact_mut(4)) {
-                        let v = if signed { b as i8 as i32 } else { b as i32 };
-                        o.copy_from_slice(&(((v - zp) as f32) * sc).to_le_bytes());
+                        o.copy_from_slice(&(((int(b) - zp) as f32) * sc).to_le_bytes());
                     }
                 }
             }

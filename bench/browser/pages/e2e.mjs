@@ -24,7 +24,7 @@ export async function cold({ pkg, model, tokenizer, config, chunks, answer, opti
     coldMs: t4 - t0, initMs: t1 - t0, fetchMs: t2 - t1, loadMs: t3 - t2, verifyMs: t4 - t3,
     sources: ctx.sources.length, claims: report.claims.length, counts: report.counts, nliUsed: report.nli_used,
     nliClaims: report.claims.filter((c) => c.nli).length, nliPairs: pairsScored(report), conflicts: report.conflicts.length,
-    statuses: report.claims.map((c) => `${c.status}${c.reasons.length ? ':' + c.reasons.map((r) => r.code).join('+') : ''}`),
+    statuses: statusesOf(report),
   };
 }
 
@@ -46,10 +46,13 @@ export async function coldWorker({ pkg, model, tokenizer, config, chunks, answer
   const info = w.loadInfo;
   w.terminate();
   return {
-    coldMs: t2 - t0, readyMs: t1 - t0, verifyMs: t2 - t1, fetchMs: info.fetchMs, buildMs: info.initMs,
-    statuses: report.claims.map((c) => `${c.status}${c.reasons.length ? ':' + c.reasons.map((r) => r.code).join('+') : ''}`),
+    coldMs: t2 - t0, verifyMs: t2 - t1, fetchMs: info.fetchMs, buildMs: info.initMs,
+    statuses: statusesOf(report),
   };
 }
+
+// "status:reason+reason" per claim, to compare the verdicts of two runs
+const statusesOf = (report) => report.claims.map((c) => `${c.status}${c.reasons.length ? ':' + c.reasons.map((r) => r.code).join('+') : ''}`);
 
 // `warmup` untimed runs first (a new option value: the first run is not representative)
 export function warm(n, opts = { policy: 'warn' }, warmup = 0) {

@@ -5,11 +5,11 @@ import type { RemoteStream } from './worker.js';
 export interface PoolOptions {
   /** Number of workers, each with its own wasm instance and model (default `navigator.hardwareConcurrency || 2`). */
   size?: number;
-  /** Where meetcite_bg.wasm is (default: next to pool.js); fetched and compiled once, shared by the workers. */
+  /** Where the wasm build to run is (default: `wasmUrl()` of meetcite/wasm-url: meetcite_relaxed_bg.wasm where relaxed SIMD validates, else meetcite_bg.wasm); fetched and compiled once, shared by the workers. */
   wasmUrl?: string | { readonly href: string };
   /** Where pool-worker.js is (default: next to pool.js; bundlers that recognise `new Worker(new URL(...))` find it). */
   workerUrl?: string | { readonly href: string };
-  /** meetcite_bg.wasm already compiled (a `WebAssembly.Module`): used instead of `wasmUrl`. */
+  /** meetcite's wasm already compiled (a `WebAssembly.Module`): used instead of `wasmUrl`. */
   module?: object;
 }
 

@@ -13,6 +13,8 @@
 // Browsers only (Web Workers with `type: 'module'`). Errors reject with an Error whose `code` is
 // the wasm error's code (`invalid_json`, `model`, ...) or `worker` / `terminated` / `wasm`.
 
+import { wasmUrl as bestWasm } from './wasm-url.js'; // the build this engine runs best
+
 // Bundlers: the workers start with `new Worker(new URL('./pool-worker.js', import.meta.url), {type:
 // 'module'})`, the literal form Vite and webpack recognise and bundle as a worker (with its import of
 // meetcite.js). A URL kept in a variable is treated as a plain asset instead: Vite inlined it as a
@@ -111,9 +113,9 @@ export class VerifierPool {
   /**
    * @param files `{model, tokenizer, config}` as for `Verifier.load`; each worker gets a copy.
    * @param options `{size = navigator.hardwareConcurrency || 2, wasmUrl, workerUrl, module}`:
-   *   `module`, a compiled `WebAssembly.Module` of meetcite_bg.wasm, saves fetching and compiling it
-   *   again; `wasmUrl` / `workerUrl` say where meetcite_bg.wasm / pool-worker.js are when a bundler
-   *   or a CDN moved them.
+   *   `module`, a compiled `WebAssembly.Module` of meetcite's wasm, saves fetching and compiling it
+   *   again; `wasmUrl` / `workerUrl` say where the wasm build to run (default: the one wasm-url.js
+   *   picks) / pool-worker.js are when a bundler or a CDN moved them.
    */
   static async create(files, { size, wasmUrl, workerUrl, module } = {}) {
     if (typeof Worker === 'undefined') throw coded('unsupported', 'VerifierPool needs Web Workers');
@@ -129,9 +131,9 @@ export class VerifierPool {
     if (!wasm) {
       const base = globalThis.location?.href;
       try {
-        wasm = await compileWasm(wasmUrl == null ? new URL('./meetcite_bg.wasm', import.meta.url) : new URL(urlOf(wasmUrl), base));
+        wasm = await compileWasm(wasmUrl == null ? bestWasm() : new URL(urlOf(wasmUrl), base));
       } catch (e) {
-        throw e.code ? e : coded('wasm', `could not compile meetcite_bg.wasm: ${e.message}`);
+        throw e.code ? e : coded('wasm', `could not compile meetcite's wasm: ${e.message}`);
       }
     }
     const pool = new VerifierPool(Array.from({ length: n }, () => new Channel(spawn(workerUrl == null ? undefined : new URL(urlOf(workerUrl), globalThis.location?.href)))));

@@ -5,6 +5,7 @@
 import init, * as meetcite from './meetcite.js';
 import { VerifierPool } from './pool.js';
 import { loadModel } from './model.js';
+import { wasmUrl as bestWasm } from './wasm-url.js'; // the build this engine runs best
 
 let ready = null; // Promise for the wasm instance
 let wasmModule = null; // the compiled module, shared with the pool's workers
@@ -38,7 +39,7 @@ async function compile(wasmUrl) {
 
 function start({ wasmUrl, module }) {
   ready ??= (async () => {
-    wasmModule = module || (await compile(wasmUrl ?? new URL('./meetcite_bg.wasm', import.meta.url)));
+    wasmModule = module || (await compile(wasmUrl ?? bestWasm()));
     await init({ module_or_path: wasmModule });
   })().catch((e) => {
     ready = null;

@@ -16,9 +16,9 @@ export interface RemoteStream {
 export interface WorkerOptions {
   /** Where worker-thread.js is (default: next to worker.js; bundlers that recognise `new Worker(new URL(...))` find it). */
   workerUrl?: string | { readonly href: string };
-  /** Where meetcite_bg.wasm is (default: next to worker-thread.js). */
+  /** Where the wasm build to run is (default: `wasmUrl()` of meetcite/wasm-url: meetcite_relaxed_bg.wasm where relaxed SIMD validates, else meetcite_bg.wasm). */
   wasmUrl?: string | { readonly href: string };
-  /** meetcite_bg.wasm already compiled (a `WebAssembly.Module`): used instead of `wasmUrl`. */
+  /** meetcite's wasm already compiled (a `WebAssembly.Module`): used instead of `wasmUrl`. */
   module?: object;
 }
 

@@ -37,8 +37,9 @@ const urlOf = (v) => (v != null && typeof v === 'object' && typeof v.href === 's
 export class VerifierWorker {
   /**
    * Start the worker and its wasm instance, without a model. Options: `workerUrl`, `wasmUrl`
-   * (where worker-thread.js and meetcite_bg.wasm are, when a bundler or a CDN moved them), or
-   * `module`, an already compiled `WebAssembly.Module` of meetcite_bg.wasm.
+   * (where worker-thread.js and the wasm build to run are, when a bundler or a CDN moved them;
+   * default: the build wasm-url.js picks), or `module`, an already compiled `WebAssembly.Module`
+   * of meetcite's wasm.
    */
   static async create(options = {}) {
     const w = VerifierWorker.#spawn(options);

@@ -33,28 +33,56 @@ if [ -n "$want" ] && [ "$have" != "$want" ]; then
   exit 1
 fi
 
-if [ -z "${SKIP_CARGO:-}" ]; then
+# Two builds of the same code (js/wasm-url.js picks one at run time, by feature detection):
+#   simd128 (pkg/meetcite_bg.wasm): every current browser and Node >= 16; tract's kernels use it.
+#   relaxed SIMD as well (pkg/meetcite_relaxed_bg.wasm): Chrome/Edge >= 114, Node >= 22; fused
+#     multiply-add in tract's f32 kernels, 1.12-1.20x on the NLI model (BENCHMARKS.md).
+# Each has its own cargo target dir: the flags differ, so one dir would rebuild everything on each switch.
+RELAXED_TARGET_DIR=${MEETCITE_WASM_RELAXED_TARGET_DIR:-$ROOT/target/wasm-relaxed}
+build() { # target dir, target features
+  local t0
   t0=$(date +%s)
-  # simd128: every current browser and Node >= 16 supports it; tract's kernels use it.
-  RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+simd128" CARGO_TARGET_DIR="$TARGET_DIR" \
+  RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=$2" CARGO_TARGET_DIR="$1" \
     cargo build --profile wasm-release --target wasm32-unknown-unknown --no-default-features --features wasm --lib
-  echo "cargo build (wasm32) took $(( $(date +%s) - t0 )) s"
+  echo "cargo build (wasm32, $2) took $(( $(date +%s) - t0 )) s"
+}
+if [ -z "${SKIP_CARGO:-}" ]; then
+  build "$TARGET_DIR" +simd128
+  build "$RELAXED_TARGET_DIR" +simd128,+relaxed-simd
 fi
 WASM=$TARGET_DIR/wasm32-unknown-unknown/wasm-release/meetcite.wasm
-[ -f "$WASM" ] || { echo "error: $WASM not built" >&2; exit 1; }
-# wasm-ld wraps every export in a constructor call unless the module calls them itself (src/wasm.rs
-# `start`); the wrappers are named `<export>.command_export` in the name section cargo leaves in.
-if grep -q -a 'command_export' "$WASM"; then
-  echo "error: $WASM re-runs its constructors on every export call (see start() in src/wasm.rs)" >&2
-  exit 1
-fi
+WASM_RELAXED=$RELAXED_TARGET_DIR/wasm32-unknown-unknown/wasm-release/meetcite.wasm
+for w in "$WASM" "$WASM_RELAXED"; do
+  [ -f "$w" ] || { echo "error: $w not built" >&2; exit 1; }
+  # wasm-ld wraps every export in a constructor call unless the module calls them itself (src/wasm.rs
+  # `start`); the wrappers are named `<export>.command_export` in the name section cargo leaves in.
+  if grep -q -a 'command_export' "$w"; then
+    echo "error: $w re-runs its constructors on every export call (see start() in src/wasm.rs)" >&2
+    exit 1
+  fi
+done
 
 rm -rf "$OUT"
-wasm-bindgen --target web --out-dir "$OUT" --out-name meetcite --remove-name-section --remove-producers-section "$WASM"
+bindgen() { wasm-bindgen --target web --out-dir "$1" --out-name meetcite --remove-name-section --remove-producers-section "$2"; }
+bindgen "$OUT" "$WASM"
+# one glue serves both builds: the relaxed build must export and import exactly what the simd128 one does
+RELAXED_OUT=$RELAXED_TARGET_DIR/bindgen
+rm -rf "$RELAXED_OUT"
+bindgen "$RELAXED_OUT" "$WASM_RELAXED"
+if ! cmp -s "$OUT/meetcite.js" "$RELAXED_OUT/meetcite.js"; then
+  echo "error: wasm-bindgen wrote a different meetcite.js for the relaxed-SIMD build; one glue cannot load both" >&2
+  exit 1
+fi
+mv "$RELAXED_OUT/meetcite_bg.wasm" "$OUT/meetcite_relaxed_bg.wasm"
+# init() with no argument fetches the build wasm-url.js picks
+node scripts/fix-glue.mjs "$OUT/meetcite.js"
 # wasm-opt is opt-in: on this crate -Oz takes minutes and saves ~2 MB raw, nothing after gzip.
 if [ -n "${MEETCITE_WASM_OPT:-}" ] && command -v wasm-opt >/dev/null 2>&1; then
-  wasm-opt "$MEETCITE_WASM_OPT" "$OUT/meetcite_bg.wasm" -o "$OUT/meetcite_bg.opt.wasm" && mv "$OUT/meetcite_bg.opt.wasm" "$OUT/meetcite_bg.wasm" \
-    || echo "warning: wasm-opt failed; keeping the unoptimised module" >&2
+  for w in "meetcite_bg --enable-simd" "meetcite_relaxed_bg --enable-simd --enable-relaxed-simd"; do
+    set -- $w
+    wasm-opt "$MEETCITE_WASM_OPT" "${@:2}" "$OUT/$1.wasm" -o "$OUT/$1.opt.wasm" && mv "$OUT/$1.opt.wasm" "$OUT/$1.wasm" \
+      || echo "warning: wasm-opt failed on $1.wasm; keeping the unoptimised module" >&2
+  done
 fi
 
 # The declarations must compile with `tsc --strict` without the DOM lib, without esnext.disposable
@@ -72,7 +100,9 @@ cat > "$OUT/node.js" <<'JS'
 // Node entry: instantiate the module synchronously from the file next to this one.
 import { readFileSync } from 'node:fs';
 import { initSync } from './meetcite.js';
-initSync({ module: readFileSync(new URL('./meetcite_bg.wasm', import.meta.url)) });
+import { wasmUrl } from './wasm-url.js';
+// the relaxed-SIMD build where this Node has it (>= 22), else the simd128 one
+initSync({ module: readFileSync(wasmUrl()) });
 export * from './meetcite.js';
 export { default } from './meetcite.js';
 JS
@@ -80,7 +110,7 @@ cp "$OUT/meetcite.d.ts" "$OUT/node.d.ts"
 # meetcite/pool (the NLI model on several Web Workers), meetcite/worker (everything in a Web
 # Worker, promise API), meetcite/model (fetch the model files with progress and the Cache API):
 # sources in js/
-cp js/pool.js js/pool-worker.js js/pool.d.ts js/worker.js js/worker-thread.js js/worker.d.ts js/model.js js/model.d.ts "$OUT/"
+cp js/pool.js js/pool-worker.js js/pool.d.ts js/worker.js js/worker-thread.js js/worker.d.ts js/model.js js/model.d.ts js/wasm-url.js js/wasm-url.d.ts "$OUT/"
 cp README.md LICENSE-MIT LICENSE-APACHE "$OUT/"
 rm -f "$OUT/.gitignore"
 
@@ -104,7 +134,7 @@ node scripts/model-package.mjs "$MODEL_OUT" "$onnx" "$version"
 # Demo site: package, model files, example data (all generated; www/.gitignore lists them).
 rm -rf "$WWW/pkg" "$WWW/models" "$WWW/data"
 mkdir -p "$WWW/pkg" "$WWW/models" "$WWW/data"
-cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$OUT/pool.js" "$OUT/pool-worker.js" "$OUT/worker.js" "$OUT/worker-thread.js" "$OUT/model.js" "$WWW/pkg/"
+cp "$OUT/meetcite.js" "$OUT/wasm-url.js" "$OUT/meetcite_bg.wasm" "$OUT/meetcite_relaxed_bg.wasm" "$OUT/pool.js" "$OUT/pool-worker.js" "$OUT/worker.js" "$OUT/worker-thread.js" "$OUT/model.js" "$WWW/pkg/"
 cp "$MODEL_OUT/$onnx" "$MODEL_OUT/tokenizer.json" "$MODEL_OUT/config.json" "$WWW/models/"
 # every tests/fixtures/NAME_chunks.json with a NAME_answer.json becomes an example; index in examples.json
 names=()
@@ -129,7 +159,8 @@ echo "examples: ${names[*]:-none} (default: $(node -e 'console.log(require(proce
 # Browser extension (www/extension): its own copy of the package, and an example page built from
 # the pricing fixture (a page that embeds meetcite data, the extension overlays its verdicts).
 rm -rf "$WWW/extension/pkg" && mkdir -p "$WWW/extension/pkg"
-cp "$OUT/meetcite.js" "$OUT/meetcite_bg.wasm" "$WWW/extension/pkg/"
+# (the simd128 build only: background.js names it, and the extension runs no NLI model)
+cp "$OUT/meetcite.js" "$OUT/wasm-url.js" "$OUT/meetcite_bg.wasm" "$WWW/extension/pkg/"
 ex=${MEETCITE_EXTENSION_EXAMPLE:-pricing}
 if [ -f "$WWW/data/${ex}_chunks.json" ]; then
   node - "$WWW/data/${ex}_chunks.json" "$WWW/data/${ex}_answer.json" > "$WWW/extension/example.html" <<'JS'
@@ -163,7 +194,7 @@ document.getElementById('rec').src = URL.createObjectURL(new Blob([b], { type: '
 JS
 fi
 
-raw=$(stat -c %s "$OUT/meetcite_bg.wasm")
-gz=$(gzip -9 -c "$OUT/meetcite_bg.wasm" | wc -c)
-echo "pkg/meetcite_bg.wasm: $raw bytes raw, $gz bytes gzip -9"
+for w in meetcite_bg meetcite_relaxed_bg; do
+  echo "pkg/$w.wasm: $(stat -c %s "$OUT/$w.wasm") bytes raw, $(gzip -9 -c "$OUT/$w.wasm" | wc -c) bytes gzip -9"
+done
 echo "demo: node www/serve.mjs  ->  http://localhost:8080/"

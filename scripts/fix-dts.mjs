@@ -11,8 +11,8 @@ const file = process.argv[2];
 let s = readFileSync(file, 'utf8');
 const rules = [
   [/^\s*\[Symbol\.dispose\]\(\): void;\n/gm, ''],
-  [/^export type InitInput = .*$/m, '/** A URL (string or `URL`), a `Response`, the bytes of meetcite_bg.wasm, or a compiled `WebAssembly.Module`. */\nexport type InitInput = string | { readonly href: string } | ArrayBuffer | ArrayBufferView | object;'],
-  [/^export type SyncInitInput = .*$/m, '/** The bytes of meetcite_bg.wasm or a compiled `WebAssembly.Module`. */\nexport type SyncInitInput = ArrayBuffer | ArrayBufferView | object;'],
+  [/^export type InitInput = .*$/m, '/** A URL (string or `URL`), a `Response`, the bytes of meetcite_bg.wasm or meetcite_relaxed_bg.wasm, or a compiled `WebAssembly.Module`. */\nexport type InitInput = string | { readonly href: string } | ArrayBuffer | ArrayBufferView | object;'],
+  [/^export type SyncInitInput = .*$/m, '/** The bytes of meetcite_bg.wasm or meetcite_relaxed_bg.wasm, or a compiled `WebAssembly.Module`. */\nexport type SyncInitInput = ArrayBuffer | ArrayBufferView | object;'],
 ];
 for (const [re, to] of rules) s = s.replace(re, to);
 const isComment = (l) => /^\s*(\*|\/\*|\/\/)/.test(l);

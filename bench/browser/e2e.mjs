@@ -85,7 +85,7 @@ row('e2e', CASE, IMPL, 'cold_ms', med('coldMs'), 'ms', `${n}; int8 model, sequen
 row('e2e', CASE, IMPL, 'warm_ms', median(warmMs.ms), 'ms', `Verifier.verify again on the loaded verifier, median of 5; ${warmMs.pairs} NLI pairs`);
 row('e2e', CASE, `${IMPL}, both pairs`, 'warm_ms', median(warmBoth.ms), 'ms',
   `Verifier.verify with both_pairs (no quote-first cascade), median of 5 after one untimed run; ${warmBoth.pairs} NLI pairs`);
-row('e2e', CASE, IMPL, 'wasm_init_ms', med('initMs'), 'ms', `${n}; import meetcite.js + fetch/compile/instantiate meetcite_bg.wasm`);
+row('e2e', CASE, IMPL, 'wasm_init_ms', med('initMs'), 'ms', `${n}; import meetcite.js + fetch/compile/instantiate ${c.wasm} (the package's pick)`);
 row('e2e', CASE, IMPL, 'fetch_ms', med('fetchMs'), 'ms', `${n}; model + tokenizer + config + data from localhost`);
 row('e2e', CASE, IMPL, 'load_ms', med('loadMs'), 'ms', `${n}; Verifier.load from bytes`);
 row('e2e', CASE, IMPL, 'first_verify_ms', med('verifyMs'), 'ms', `${n}; buildContext + first verify`);

@@ -21,10 +21,11 @@ const models = Object.entries(MODELS).filter(([name, f]) => {
   return false;
 }).map(([name, f]) => ({ name, url: url(f) }));
 
-const impls = [{ impl: 'tract wasm simd128', kind: 'tract', pkg: '/pkg/' }];
-const relaxed = process.env.BENCH_RELAXED_PKG || 'target/bench/pkg-relaxed';
-if (existsSync(path.join(ROOT, relaxed, 'meetcite_bg.wasm'))) impls.push({ impl: 'tract wasm relaxed-simd', kind: 'tract', pkg: `/${relaxed}/` });
-else console.log(`  (no ${relaxed}/: skipping "tract wasm relaxed-simd"; see bench/browser/README.md)`);
+// both builds the package ships (Chromium runs the relaxed one: js/wasm-url.js)
+const impls = [
+  { impl: 'tract wasm simd128', kind: 'tract', pkg: '/pkg/', wasm: 'meetcite_bg.wasm' },
+  { impl: 'tract wasm relaxed-simd', kind: 'tract', pkg: '/pkg/', wasm: 'meetcite_relaxed_bg.wasm' },
+];
 impls.push({ impl: 'onnxruntime-web wasm 1 thread', kind: 'ort', threads: 1 });
 impls.push({ impl: 'onnxruntime-web wasm 2 threads', kind: 'ort', threads: 'max' });
 const only = process.env.BENCH_NLI_IMPLS; // comma-separated substrings, for quick runs

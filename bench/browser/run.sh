@@ -2,8 +2,7 @@
 # Browser/wasm benchmarks: matcher (Node + Chromium), NLI (tract wasm vs onnxruntime-web in
 # Chromium), end-to-end verify in Chromium, download sizes. Appends one JSON row per result to
 # $BENCH_OUT (default target/bench/results/browser.jsonl). Does not build the wasm: run
-# scripts/build-wasm.sh first (bench/run does). Optional: bench/browser/build-relaxed.sh adds
-# "tract wasm relaxed-simd". Sections: BENCH_SECTIONS="matcher nli e2e size transcript" (default all; "families" on request: bench/run families).
+# scripts/build-wasm.sh first (bench/run does; it makes both builds, simd128 and relaxed-simd). Sections: BENCH_SECTIONS="matcher nli e2e size transcript" (default all; "families" on request: bench/run families).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)

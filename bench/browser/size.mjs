@@ -1,4 +1,6 @@
-// Section "size": what a page downloads. meetcite: pkg/meetcite_bg.wasm and pkg/meetcite.js.
+// Section "size": what a page downloads. meetcite: the wasm build a page fetches (one of two:
+// pkg/meetcite_relaxed_bg.wasm where relaxed SIMD validates, as in Chromium; pkg/meetcite_bg.wasm
+// elsewhere), and pkg/meetcite.js + pkg/wasm-url.js.
 // onnxruntime-web: the .wasm and JS files the NLI runs actually fetched (recorded by nli.mjs in
 // ort-files.json next to $BENCH_OUT; the defaults below otherwise). gzip -9, brotli quality 11.
 import { readFileSync, existsSync, statSync } from 'node:fs';
@@ -25,7 +27,8 @@ if (existsSync(sidecar)) {
   from = 'files fetched by the NLI runs';
 }
 const impls = {
-  meetcite: { wasm: [path.join(ROOT, 'pkg/meetcite_bg.wasm')], js: [path.join(ROOT, 'pkg/meetcite.js')] },
+  'meetcite relaxed-simd build (chromium)': { wasm: [path.join(ROOT, 'pkg/meetcite_relaxed_bg.wasm')], js: [path.join(ROOT, 'pkg/meetcite.js'), path.join(ROOT, 'pkg/wasm-url.js')] },
+  'meetcite simd128 build (other engines)': { wasm: [path.join(ROOT, 'pkg/meetcite_bg.wasm')], js: [path.join(ROOT, 'pkg/meetcite.js'), path.join(ROOT, 'pkg/wasm-url.js')] },
   'onnxruntime-web': {
     wasm: ortFiles.filter((f) => f.endsWith('.wasm')).map((f) => path.join(ORT_DIST, f)),
     js: ortFiles.filter((f) => /\.m?js$/.test(f)).map((f) => path.join(ORT_DIST, f)),
@@ -39,11 +42,12 @@ for (const [impl, { wasm, js }] of Object.entries(impls)) {
     const s = await sizes(f);
     w.raw += s.raw; w.gz += s.gz; w.br += s.br;
   }
-  const note = impl === 'meetcite' ? names(wasm) : `${names(wasm)} (${from})`;
+  const note = impl.startsWith('meetcite') ? names(wasm) : `${names(wasm)} (${from})`;
   row('size', '.wasm raw', impl, 'bytes', w.raw, 'B', note);
   row('size', '.wasm gzip', impl, 'bytes', w.gz, 'B', `${note}; gzip -9`);
   row('size', '.wasm brotli', impl, 'bytes', w.br, 'B', `${note}; brotli q11`);
   row('size', 'JS glue raw', impl, 'bytes', js.reduce((a, f) => a + statSync(f).size, 0), 'B', names(js));
+  if (impl.includes('simd128 build')) continue; // same model files as the relaxed build's rows
   for (const [name, f] of Object.entries(MODELS)) {
     if (existsSync(f)) row('size', `model ${name}`, impl, 'bytes', statSync(f).size, 'B', `${path.relative(ROOT, f)} (same file for both runtimes)`);
   }

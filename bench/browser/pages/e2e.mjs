@@ -10,8 +10,9 @@ async function get(url, kind) {
 export async function cold({ pkg, model, tokenizer, config, chunks, answer, options }) {
   const t0 = performance.now();
   const mod = await import(`${pkg}meetcite.js`);
-  await mod.default({ module_or_path: `${pkg}meetcite_bg.wasm` });
+  await mod.default(); // the build the package picks here (wasm-url.js)
   const t1 = performance.now();
+  const { wasmUrl } = await import(`${pkg}wasm-url.js`);
   const [m, tok, cfg, chunksText, answerText] = await Promise.all([get(model), get(tokenizer), get(config), get(chunks, 'text'), get(answer, 'text')]);
   const t2 = performance.now();
   const verifier = await mod.Verifier.load({ model: m, tokenizer: tok, config: cfg });
@@ -24,7 +25,7 @@ export async function cold({ pkg, model, tokenizer, config, chunks, answer, opti
     coldMs: t4 - t0, initMs: t1 - t0, fetchMs: t2 - t1, loadMs: t3 - t2, verifyMs: t4 - t3,
     sources: ctx.sources.length, claims: report.claims.length, counts: report.counts, nliUsed: report.nli_used,
     nliClaims: report.claims.filter((c) => c.nli).length, nliPairs: pairsScored(report), conflicts: report.conflicts.length,
-    statuses: statusesOf(report),
+    statuses: statusesOf(report), wasm: wasmUrl().pathname.split('/').pop(),
   };
 }
 
@@ -92,7 +93,7 @@ export async function pool({ size, runs, variants, pairs, nliRuns }) {
   const { verifier, ctx, answerText, files, pkg } = self.__bench;
   const { VerifierPool } = await import(`${pkg}pool.js`);
   let t = performance.now();
-  const p = await VerifierPool.create(files, { size, wasmUrl: `${pkg}meetcite_bg.wasm` });
+  const p = await VerifierPool.create(files, { size }); // the package's own pick of build
   const out = { createMs: performance.now() - t, variants: {}, nli: null };
   try {
     for (const { name, opts } of variants) {

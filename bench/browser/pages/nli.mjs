@@ -27,9 +27,9 @@ export async function timeCase(run, { warm, runs, budgetMs }) {
 }
 
 /** cases: [{model: 'int8'|'f32', url, sets: {T: pairs}, shapes: [[b, T], ...]}] */
-export async function runTract({ pkg, models, tokenizerUrl, configUrl, shapes, sets, timing }) {
+export async function runTract({ pkg, wasm, models, tokenizerUrl, configUrl, shapes, sets, timing }) {
   const mod = await import(`${pkg}meetcite.js`);
-  await mod.default({ module_or_path: `${pkg}meetcite_bg.wasm` });
+  await mod.default({ module_or_path: `${pkg}${wasm}` });
   const [tokenizer, config] = await Promise.all([bytes(tokenizerUrl), bytes(configUrl)]);
   const out = { loads: {}, cases: [], probs: {} };
   for (const { name, url } of models) {

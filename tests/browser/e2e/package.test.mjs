@@ -234,11 +234,13 @@ async function runApp(url) {
   page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(m.text()));
   // failed requests by URL (the page has no favicon: the browser's own request for one is not the app's)
   page.on('response', (r) => r.status() >= 400 && !r.url().endsWith('/favicon.ico') && errors.push(`${r.status()} ${r.url()}`));
+  const wasm = []; // the .wasm files fetched (the page's and its workers')
+  page.on('request', (r) => /\.wasm(\?|$)/.test(r.url()) && wasm.push(new URL(r.url()).pathname.split('/').pop()));
   try {
     await page.goto(url);
     await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 60_000 });
     const r = await page.evaluate(({ chunks, answer }) => window.run(chunks, answer), { chunks: CHUNKS, answer: ANSWER });
-    return { ...r, errors };
+    return { ...r, errors, wasm };
   } finally {
     await page.close();
   }
@@ -278,13 +280,15 @@ test('Vite app: production build and dev server, meetcite/worker with a nested p
       assert.deepEqual(r.errors, [], `${name}: console errors`);
       assert.equal(r.poolError, null, `${name}: the nested pool started`);
       assert.equal(r.workers, 2, name);
+      // the bundler emitted both builds and the package fetched the relaxed-SIMD one (Chromium has it)
+      assert.ok(r.wasm.length > 0 && r.wasm.every((f) => /^meetcite_relaxed_bg\b/.test(f)), `${name}: wasm fetched: ${r.wasm}`);
       assert.equal(r.viaWorker.nli_used, true, name);
       assert.equal(r.viaPool.nli_used, true, name);
       assert.deepEqual(r.viaPool.claims.map((c) => c.status), r.viaWorker.claims.map((c) => c.status), `${name}: pool vs worker`);
       // the deterministic verdicts of the Node package hold (NLI only adds flags)
       r.viaWorker.claims.forEach((c, i) => want[i] !== 'supported' && assert.equal(c.status, want[i], `${name}: claim ${i}`));
     }
-    console.log(`# chromium: vite build ${built} ms; worker+pool and pool verdicts agree in build and dev`);
+    console.log(`# chromium: vite build ${built} ms; worker+pool and pool verdicts agree in build and dev; wasm fetched: build ${[...new Set(prod.wasm)]}, dev ${[...new Set(devRun.wasm)]}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

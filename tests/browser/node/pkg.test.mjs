@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const PKG = path.join(ROOT, 'pkg');
@@ -48,7 +49,7 @@ test('package.json and node entry point', async () => {
   assert.equal(pj.name, 'meetcite');
   assert.match(pj.version, /^\d+\.\d+\.\d+/);
   assert.equal(pj.license, 'MIT OR Apache-2.0');
-  for (const f of ['meetcite.js', 'meetcite.d.ts', 'meetcite_bg.wasm', 'node.js', 'pool.js', 'pool-worker.js', 'pool.d.ts', 'worker.js', 'worker-thread.js', 'worker.d.ts', 'model.js', 'model.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE']) assert.ok(existsSync(path.join(PKG, f)), f);
+  for (const f of ['meetcite.js', 'meetcite.d.ts', 'meetcite_bg.wasm', 'meetcite_relaxed_bg.wasm', 'wasm-url.js', 'wasm-url.d.ts', 'node.js', 'pool.js', 'pool-worker.js', 'pool.d.ts', 'worker.js', 'worker-thread.js', 'worker.d.ts', 'model.js', 'model.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE']) assert.ok(existsSync(path.join(PKG, f)), f);
   // every listed file exists (licences included), and the subpath exports point at them
   for (const f of pj.files) assert.ok(existsSync(path.join(PKG, f)), `files: ${f}`);
   for (const l of ['LICENSE-MIT', 'LICENSE-APACHE']) assert.ok(pj.files.includes(l), `${l} is shipped`);
@@ -57,6 +58,8 @@ test('package.json and node entry point', async () => {
   assert.deepEqual(pj.exports['./pool'], { types: './pool.d.ts', default: './pool.js' });
   assert.deepEqual(pj.exports['./worker'], { types: './worker.d.ts', default: './worker.js' });
   assert.deepEqual(pj.exports['./model'], { types: './model.d.ts', default: './model.js' });
+  assert.deepEqual(pj.exports['./wasm-url'], { types: './wasm-url.d.ts', default: './wasm-url.js' });
+  assert.equal(pj.exports['./meetcite_relaxed_bg.wasm'], './meetcite_relaxed_bg.wasm');
   // the node entry initialises itself
   const n = await import(path.join(PKG, 'node.js'));
   assert.equal(typeof n.version(), 'string');
@@ -71,7 +74,7 @@ test('npm pack: licences in meetcite; weights, tokenizer, config, MODEL_CARD, LI
   const { createHash } = await import('node:crypto');
   const packed = (dir) => JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0].files.map((f) => f.path);
   const main = packed(PKG);
-  for (const f of ['LICENSE-MIT', 'LICENSE-APACHE', 'README.md', 'meetcite_bg.wasm', 'worker.js', 'worker-thread.js', 'model.js', 'pool-worker.js']) assert.ok(main.includes(f), `meetcite packs ${f}: ${main}`);
+  for (const f of ['LICENSE-MIT', 'LICENSE-APACHE', 'README.md', 'meetcite_bg.wasm', 'meetcite_relaxed_bg.wasm', 'wasm-url.js', 'worker.js', 'worker-thread.js', 'model.js', 'pool-worker.js']) assert.ok(main.includes(f), `meetcite packs ${f}: ${main}`);
   const MODEL_PKG = path.join(ROOT, 'pkg-model');
   const model = packed(MODEL_PKG);
   const { MANIFEST } = await import(path.join(MODEL_PKG, 'manifest.js'));
@@ -443,6 +446,42 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
   }
   console.log(`# node: tract wasm vs onnxruntime on ${pinned.length} pinned pairs, max abs diff ${maxDiff.toExponential(2)}`);
   assert.ok(maxDiff < 1e-4, `max diff ${maxDiff}`);
+});
+
+// The relaxed-SIMD build in Node: wasm-url.js picks it where the engine validates relaxed SIMD
+// (Node >= 22; Node 20 with --experimental-wasm-relaxed-simd, run here in a child process), the
+// Node entry loads it, and it scores the pinned pairs as onnxruntime does and as the simd128 build
+// (this file's `m`) does.
+test('the relaxed-SIMD build: picked where the engine has it, scores as onnxruntime and as simd128', { timeout: 600_000 }, async () => {
+  const { relaxedSimd, wasmUrl } = await import(path.join(PKG, 'wasm-url.js'));
+  assert.equal(path.basename(wasmUrl().pathname), relaxedSimd() ? 'meetcite_relaxed_bg.wasm' : 'meetcite_bg.wasm');
+  const pinned = readFileSync(path.join(MODELS, 'eval/parity_pairs.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  const child = `
+    import { readFileSync } from 'node:fs';
+    const { relaxedSimd, wasmUrl } = await import(${JSON.stringify(path.join(PKG, 'wasm-url.js'))});
+    const m = await import(${JSON.stringify(path.join(PKG, 'node.js'))});
+    const dir = ${JSON.stringify(MODELS)};
+    const v = await m.Verifier.load({ model: readFileSync(dir + '/nli-minilm-l6-int8.onnx'), tokenizer: readFileSync(dir + '/tokenizer.json'), config: readFileSync(dir + '/config.json') });
+    const pairs = JSON.parse(readFileSync(0, 'utf8'));
+    const probs = pairs.map((p) => { const [r] = v.score([p]); return [r.entailment, r.neutral, r.contradiction]; });
+    process.stdout.write(JSON.stringify({ relaxed: relaxedSimd(), file: wasmUrl().pathname, probs }));
+  `;
+  const flags = relaxedSimd() ? [] : ['--experimental-wasm-relaxed-simd'];
+  const out = JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', child], { input: JSON.stringify(pinned.map((p) => [p.premise, p.hypothesis])), maxBuffer: 1 << 24 }).toString());
+  assert.equal(out.relaxed, true, `node ${process.version} ${flags.join(' ')} validates relaxed SIMD`);
+  assert.equal(path.basename(out.file), 'meetcite_relaxed_bg.wasm');
+  const v = await loadShipped();
+  const simd = pinned.map((p) => {
+    const [r] = v.score([[p.premise, p.hypothesis]]);
+    return [r.entailment, r.neutral, r.contradiction];
+  });
+  v.free();
+  const maxDiff = (a, b) => Math.max(...a.flatMap((p, i) => p.map((x, k) => Math.abs(x - b[i][k]))));
+  const dOrt = maxDiff(out.probs, pinned.map((p) => p.probs));
+  const dBuilds = maxDiff(out.probs, simd);
+  console.log(`# node: relaxed-simd build (${flags.join(' ') || 'no flag'}): max |dp| vs onnxruntime ${dOrt.toExponential(1)}, vs simd128 ${dBuilds.toExponential(1)}`);
+  assert.ok(dOrt < 1e-4, `vs onnxruntime ${dOrt}`);
+  assert.ok(dBuilds < 1e-5, `vs simd128 ${dBuilds}`);
 });
 
 // Streaming: an answer pushed in token-sized pieces; each verdict comes back from the push that

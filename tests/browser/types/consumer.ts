@@ -6,6 +6,7 @@
 import init, { buildContext, chunkTranscript, deepLink, matchQuote, metrics, parseAnswer, parseChunks, renderHtml, renderMarkdown, stream, verify, version, Verifier } from 'meetcite';
 import type { AnswerStream, Chunk, Chunked, ClaimVerdict, Context, Finished, FoundIn, MeetciteError, ModelConfig, ParsedAnswer, Probs, QuoteMatch, QuoteVerdict, Report, Source, StreamEvent, Support } from 'meetcite';
 import { VerifierPool } from 'meetcite/pool';
+import { relaxedSimd, wasmUrl } from 'meetcite/wasm-url';
 import { VerifierWorker } from 'meetcite/worker';
 import type { LoadInfo, ModelProgress, RemoteStream } from 'meetcite/worker';
 import { loadModel as fetchModel } from 'meetcite/model';
@@ -45,6 +46,11 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   const endedReport: Report = ended.report;
   const plainStream: StreamEvent[] = stream(ctx.sources).push(answer);
   verifier.free();
+  // the build init() would fetch, passed on as a pool's wasmUrl
+  const fast: boolean = relaxedSimd();
+  const best: { readonly href: string } = wasmUrl();
+  const bestPool = await VerifierPool.create(same, { size: fast ? 2 : 1, wasmUrl: best });
+  bestPool.terminate();
   const pool = await VerifierPool.create(same, { size: 2, workerUrl: '/assets/pool-worker.js', wasmUrl: { href: 'https://example.com/x.wasm' } });
   const pooled: Report = await pool.verify(answer, ctx.sources);
   pool.terminate();

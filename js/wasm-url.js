@@ -3,7 +3,7 @@
 // meetcite ships meetcite_bg.wasm (simd128: every current browser, Node >= 16) and
 // meetcite_relaxed_bg.wasm (the same code built with relaxed SIMD as well: Chrome and Edge >= 114,
 // Node >= 22). The relaxed build's f32 kernels use fused multiply-add, which makes the NLI model
-// 1.12-1.20x faster in Chromium; its probabilities differ from the simd128 build's by less than
+// 1.04-1.20x faster in Chromium (two CPUs); its probabilities differ from the simd128 build's by less than
 // 1e-6 (BENCHMARKS.md). Every loader in the package (init() of meetcite.js, meetcite/worker,
 // meetcite/pool, the Node entry) fetches the one file `wasmUrl()` names; a `wasmUrl` or
 // `module_or_path` given by the caller wins.

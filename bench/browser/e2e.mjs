@@ -108,6 +108,6 @@ if (pooled) {
     `as pool x${POOL} with both_pairs (no quote-first cascade), ${both.pairs} pairs; median of 5 after one untimed run; ${same(both)}`);
   if (pooled.nli) {
     row('nli', 'int8 b8 t128', `tract wasm pool x${POOL}`, 'ms', median(pooled.nli.ms), 'ms',
-      `VerifierPool.score of the 8 pairs (${POOL} workers, 4 pairs each): tokenize + infer; median of ${pooled.nli.ms.length} runs after 2 warm-ups; max |dp| vs tract simd128 ${pooled.nli.dp.toExponential(1)}`);
+      `VerifierPool.score of the 8 pairs (${POOL} workers, 4 pairs each): tokenize + infer; median of ${pooled.nli.ms.length} runs after 2 warm-ups; max |dp| vs the page's Verifier (same build) ${pooled.nli.dp.toExponential(1)}`);
   }
 }

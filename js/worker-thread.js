@@ -5,10 +5,11 @@
 import init, * as meetcite from './meetcite.js';
 import { VerifierPool } from './pool.js';
 import { loadModel } from './model.js';
-import { wasmUrl as bestWasm } from './wasm-url.js'; // the build this engine runs best
+import { relaxedSimd, wasmUrl as bestWasm } from './wasm-url.js'; // the build this engine runs best
 
 let ready = null; // Promise for the wasm instance
 let wasmModule = null; // the compiled module, shared with the pool's workers
+let wasmBuild = null; // 'relaxed-simd' | 'simd128' when this worker picked the file itself
 let verifier = null; // a Verifier once loaded with workers: 1
 let pool = null; // a VerifierPool once loaded with workers > 1
 let loading = null;
@@ -39,6 +40,7 @@ async function compile(wasmUrl) {
 
 function start({ wasmUrl, module }) {
   ready ??= (async () => {
+    if (!module && wasmUrl == null) wasmBuild = relaxedSimd() ? 'relaxed-simd' : 'simd128';
     wasmModule = module || (await compile(wasmUrl ?? bestWasm()));
     await init({ module_or_path: wasmModule });
   })().catch((e) => {
@@ -92,6 +94,7 @@ async function load(id, { source, options = {} }) {
     poolError,
     cached: files.cached,
     modelBytes: files.model.byteLength,
+    build: wasmBuild,
     fetchMs: Math.round(t1 - t0),
     initMs: Math.round(performance.now() - t1),
   };

@@ -42,6 +42,8 @@ export interface LoadInfo {
   fetchMs: number;
   /** building the Verifier (or the pool) from the files */
   initMs: number;
+  /** the wasm build this worker (and its pool) runs, when it picked the file itself (`wasmUrl()` of meetcite/wasm-url); `null` when `wasmUrl` or `module` was given */
+  build: 'relaxed-simd' | 'simd128' | null;
 }
 
 /** meetcite in a Web Worker: the functions of the main module and of `Verifier`, as promises. */

@@ -45,6 +45,8 @@ test('demo: load, verify the example, seek at a citation, no leaks', { timeout: 
   await page.waitForFunction(() => document.body.dataset.model === 'ready' || document.body.dataset.model === 'failed', null, { timeout: SLOW });
   const modelState = await page.evaluate(() => document.body.dataset.model);
   assert.equal(modelState, 'ready', `model failed to load: ${await page.textContent('#model-text')} ${consoleErrors.join('\n')}`);
+  assert.match(await page.textContent('#model-text'), /relaxed-simd build/, 'the demo names the wasm build it runs');
+  assert.ok(requests.some((r) => r.url.endsWith('/pkg/meetcite_relaxed_bg.wasm')) && !requests.some((r) => r.url.endsWith('/pkg/meetcite_bg.wasm')), 'one wasm fetched: the relaxed-SIMD build');
   const loadedAt = requests.length;
   // the recorder sees the worker's requests too (otherwise the privacy checks would be vacuous)
   assert.ok(requests.some((r) => r.url.endsWith('.onnx')), `model request observed: ${requests.map((r) => r.url).join(' ')}`);

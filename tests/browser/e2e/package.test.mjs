@@ -121,6 +121,7 @@ test('plain module page: meetcite/worker + model package; progress with and with
     assert.equal(am.at(-1).loaded, size);
     assert.equal(a.events.at(-1).overall.loaded, a.events.at(-1).overall.total);
     assert.equal(a.info.cached, false);
+    assert.equal(a.info.build, 'relaxed-simd', 'the worker picked the relaxed-SIMD build (Chromium has it)');
     assert.equal(a.report.nli_used, true);
 
     // 2. gzip, no Content-Length, plain URLs: the size is unknown (null), never 0, until the end
@@ -222,7 +223,7 @@ window.run = async (chunks, answer) => {
   const pool = await VerifierPool.create(files, { size: 2 });
   const viaPool = await pool.verify(answer, buildContext(chunks, { order: 'date' }).sources, { policy: 'warn' });
   pool.terminate();
-  return { viaWorker, viaPool, workers: info.workers, poolError: info.poolError };
+  return { viaWorker, viaPool, workers: info.workers, poolError: info.poolError, build: info.build };
 };
 document.body.dataset.ready = 'true';
 `;
@@ -281,6 +282,7 @@ test('Vite app: production build and dev server, meetcite/worker with a nested p
       assert.equal(r.poolError, null, `${name}: the nested pool started`);
       assert.equal(r.workers, 2, name);
       // the bundler emitted both builds and the package fetched the relaxed-SIMD one (Chromium has it)
+      assert.equal(r.build, 'relaxed-simd', `${name}: loadInfo.build`);
       assert.ok(r.wasm.length > 0 && r.wasm.every((f) => /^meetcite_relaxed_bg\b/.test(f)), `${name}: wasm fetched: ${r.wasm}`);
       assert.equal(r.viaWorker.nli_used, true, name);
       assert.equal(r.viaPool.nli_used, true, name);

@@ -56,6 +56,7 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   pool.terminate();
   const worker = await VerifierWorker.load(modelFiles, { sizes, sha256, workers: 'auto', workerUrl: '/w.js', wasmUrl: '/m.wasm', onProgress: (p) => p.file });
   const info: LoadInfo | null = worker.loadInfo;
+  const build: 'relaxed-simd' | 'simd128' | null = info ? info.build : null;
   const ctx2: Context = await worker.buildContext(chunks, { order: 'relevance' });
   const fromWorker: Report = await worker.verify(answer, ctx2.sources, { policy: 'warn' });
   const remote: RemoteStream = await worker.stream(ctx2.sources);
@@ -86,7 +87,7 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   }
   const sources: Source[] = ctx.sources;
   return [v, again.length, parsed.errors.length, m.start, plain.counts.supported, config.max_length, html, support?.score, first?.status,
-    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, detected, foundAt, places, about,
+    link.url, met.citation_recall, renderHtml(report), renderMarkdown(report, { hide_flagged: false }), sources.length, info?.workers, build, fast, best.href, detected, foundAt, places, about,
     sent.length, endedReport.counts.supported, ended.events.length, plainStream.length, remoteEvents.length, remoteEnd.report.abstain, live.text].join();
 }
 

@@ -78,12 +78,15 @@ mv "$RELAXED_OUT/meetcite_bg.wasm" "$OUT/meetcite_relaxed_bg.wasm"
 # init() with no argument fetches the build wasm-url.js picks
 node scripts/fix-glue.mjs "$OUT/meetcite.js"
 # wasm-opt is opt-in: on this crate -Oz takes minutes and saves ~2 MB raw, nothing after gzip.
+opt() { # file stem in pkg/, the features its code uses
+  local w=$1
+  shift
+  wasm-opt "$MEETCITE_WASM_OPT" "$@" "$OUT/$w.wasm" -o "$OUT/$w.opt.wasm" && mv "$OUT/$w.opt.wasm" "$OUT/$w.wasm" \
+    || echo "warning: wasm-opt failed on $w.wasm; keeping the unoptimised module" >&2
+}
 if [ -n "${MEETCITE_WASM_OPT:-}" ] && command -v wasm-opt >/dev/null 2>&1; then
-  for w in "meetcite_bg --enable-simd" "meetcite_relaxed_bg --enable-simd --enable-relaxed-simd"; do
-    set -- $w
-    wasm-opt "$MEETCITE_WASM_OPT" "${@:2}" "$OUT/$1.wasm" -o "$OUT/$1.opt.wasm" && mv "$OUT/$1.opt.wasm" "$OUT/$1.wasm" \
-      || echo "warning: wasm-opt failed on $1.wasm; keeping the unoptimised module" >&2
-  done
+  opt meetcite_bg --enable-simd
+  opt meetcite_relaxed_bg --enable-simd --enable-relaxed-simd
 fi
 
 # The declarations must compile with `tsc --strict` without the DOM lib, without esnext.disposable

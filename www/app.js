@@ -461,6 +461,9 @@ function renderReport(report, ctx) {
 }
 
 // ------------------------------------------------------------------ model
+// ", 2 workers, relaxed-simd build": how a loaded model runs (LoadInfo), for the model status line
+const runsOn = (info) => `${info.workers > 1 ? `, ${info.workers} workers` : ''}${info.build ? `, ${info.build} build` : ''}`;
+
 async function loadModel() {
   const bar = $('model-progress');
   const text = $('model-text');
@@ -486,7 +489,7 @@ async function loadModel() {
     state.modelReady = true;
     state.timings.load = { ...info, totalMs: Math.round(performance.now() - t0) };
     if (info.poolError) console.warn('meetcite: worker pool unavailable, verifying in one worker', info.poolError);
-    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${state.timings.load.totalMs} ms${info.workers > 1 ? `, ${info.workers} workers` : ''}${info.build ? `, ${info.build} build` : ''}).`;
+    text.textContent = `NLI model ready (${fmtBytes(info.modelBytes || 0)}, ${info.cached ? 'from cache' : 'downloaded'}, ${state.timings.load.totalMs} ms${runsOn(info)}).`;
     document.body.dataset.model = 'ready';
     showTimings();
   } catch (e) {
@@ -517,7 +520,7 @@ async function useModelFolder(files) {
     document.body.dataset.model = 'ready';
     const cfg = worker.config || {};
     const kind = Object.keys(cfg.id2label || {}).length === 2 ? '2-way checker' : '3-way NLI';
-    text.textContent = `Model ${picked.name} ready (${cfg.architecture || 'bert'}, ${kind}, ${fmtBytes(picked.bytes)}, loaded in ${ms} ms${info.workers > 1 ? `, ${info.workers} workers` : ''}${info.build ? `, ${info.build} build` : ''}).`;
+    text.textContent = `Model ${picked.name} ready (${cfg.architecture || 'bert'}, ${kind}, ${fmtBytes(picked.bytes)}, loaded in ${ms} ms${runsOn(info)}).`;
     const name = $('model-name');
     name.textContent = `${picked.name} (from your disk)`;
     name.removeAttribute('href');

@@ -26,16 +26,19 @@ if (existsSync(sidecar)) {
   ortFiles = JSON.parse(readFileSync(sidecar, 'utf8'));
   from = 'files fetched by the NLI runs';
 }
+// the model rows once per runtime: the simd128 build loads the same files as the relaxed one
+const glue = ['pkg/meetcite.js', 'pkg/wasm-url.js'].map((f) => path.join(ROOT, f));
 const impls = {
-  'meetcite relaxed-simd build (chromium)': { wasm: [path.join(ROOT, 'pkg/meetcite_relaxed_bg.wasm')], js: [path.join(ROOT, 'pkg/meetcite.js'), path.join(ROOT, 'pkg/wasm-url.js')] },
-  'meetcite simd128 build (other engines)': { wasm: [path.join(ROOT, 'pkg/meetcite_bg.wasm')], js: [path.join(ROOT, 'pkg/meetcite.js'), path.join(ROOT, 'pkg/wasm-url.js')] },
+  'meetcite relaxed-simd build (chromium)': { wasm: [path.join(ROOT, 'pkg/meetcite_relaxed_bg.wasm')], js: glue, models: true },
+  'meetcite simd128 build (other engines)': { wasm: [path.join(ROOT, 'pkg/meetcite_bg.wasm')], js: glue, models: false },
   'onnxruntime-web': {
     wasm: ortFiles.filter((f) => f.endsWith('.wasm')).map((f) => path.join(ORT_DIST, f)),
     js: ortFiles.filter((f) => /\.m?js$/.test(f)).map((f) => path.join(ORT_DIST, f)),
+    models: true,
   },
 };
 console.log('size');
-for (const [impl, { wasm, js }] of Object.entries(impls)) {
+for (const [impl, { wasm, js, models }] of Object.entries(impls)) {
   const names = (fs) => fs.map((f) => path.basename(f)).join(' + ');
   const w = { raw: 0, gz: 0, br: 0 };
   for (const f of wasm) {
@@ -47,7 +50,7 @@ for (const [impl, { wasm, js }] of Object.entries(impls)) {
   row('size', '.wasm gzip', impl, 'bytes', w.gz, 'B', `${note}; gzip -9`);
   row('size', '.wasm brotli', impl, 'bytes', w.br, 'B', `${note}; brotli q11`);
   row('size', 'JS glue raw', impl, 'bytes', js.reduce((a, f) => a + statSync(f).size, 0), 'B', names(js));
-  if (impl.includes('simd128 build')) continue; // same model files as the relaxed build's rows
+  if (!models) continue;
   for (const [name, f] of Object.entries(MODELS)) {
     if (existsSync(f)) row('size', `model ${name}`, impl, 'bytes', statSync(f).size, 'B', `${path.relative(ROOT, f)} (same file for both runtimes)`);
   }

@@ -142,7 +142,8 @@ impl View {
     }
 }
 
-/// Pattern bit masks for Myers' algorithm: per distinct pattern char, one `u64` per 64-row block.
+/// Pattern bit masks for Myers' algorithm, one `u64` per 64-row block: for every ASCII char in a
+/// table, for each distinct non-ASCII pattern char in a slot.
 struct Peq {
     nb: usize,
     /// the masks of every ASCII char, `nb` per char (zeros for chars not in the pattern): the
@@ -237,8 +238,8 @@ fn myers(peq: &Peq, m: usize, text: &[char], anchored: bool, store: Option<&mut 
     }
 }
 
-/// The column loop of [`myers`], shared by both forms: `state` holds `pv` then `mv` of each
-/// block, `eqs` gives a text char's masks.
+/// The column loop of [`myers`], shared by both forms: `pv` and `mv` hold each block's vertical
+/// deltas, `eqs` gives a text char's masks.
 #[inline(always)]
 fn columns<'a>(
     nb: usize,

@@ -335,10 +335,8 @@ const QBLOCK: usize = 8;
 fn candidate_ranges(counts: &[u32], m: usize, n: usize, k: usize) -> Option<Vec<(usize, usize)>> {
     let need = (m + 1).checked_sub(QGRAM + k * QGRAM).filter(|&x| x > 0)?;
     let span = m + k;
-    let nbw = blocks_per_span(span);
     let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut sum: u32 = counts[..nbw.min(counts.len())].iter().sum();
-    for bi in 0..counts.len() {
+    for (bi, sum) in window_sums(counts, blocks_per_span(span)).enumerate() {
         if sum as usize >= need {
             // spans starting in this block: they start before its end and are at most `span` long
             let (a, e) = (bi * QBLOCK, ((bi + 1) * QBLOCK - 1 + span).min(n));
@@ -347,13 +345,22 @@ fn candidate_ranges(counts: &[u32], m: usize, n: usize, k: usize) -> Option<Vec<
                 _ => out.push((a, e)),
             }
         }
+    }
+    Some(out)
+}
+
+/// For each block, the sum of the `nbw` counts from it on (fewer at the end), in block order.
+fn window_sums(counts: &[u32], nbw: usize) -> impl Iterator<Item = u32> + '_ {
+    let mut sum: u32 = counts[..nbw.min(counts.len())].iter().sum();
+    (0..counts.len()).map(move |bi| {
+        let at = sum;
         // slide: block `bi` leaves, block `bi + nbw` (if any) enters
         sum -= counts[bi];
         if let Some(&c) = counts.get(bi + nbw) {
             sum += c;
         }
-    }
-    Some(out)
+        at
+    })
 }
 
 /// Blocks of `QBLOCK` q-gram positions that the q-grams of one `span`-char window can touch.
@@ -408,14 +415,11 @@ fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<Vec<u32>> {
 /// the text has.
 fn probe(peq: &Peq, m: usize, text: &[char], counts: &[u32], span: usize) -> usize {
     let nbw = blocks_per_span(span);
-    let (mut sum, mut best, mut at): (u32, u32, usize) = (counts[..nbw.min(counts.len())].iter().sum(), 0, 0);
-    for bi in 0..counts.len() {
+    // the first block with the largest sum (block 0 when no q-gram hits)
+    let (mut best, mut at) = (0, 0);
+    for (bi, sum) in window_sums(counts, nbw).enumerate() {
         if sum > best {
             (best, at) = (sum, bi);
-        }
-        sum -= counts[bi];
-        if let Some(&c) = counts.get(bi + nbw) {
-            sum += c;
         }
     }
     let a = at * QBLOCK;

@@ -313,9 +313,9 @@ impl<const LABELS: bool> Iterator for AsciiSpans<'_, LABELS> {
 
 /// Where tokenising resumes after the line starting at `at`: past its speaker label, if any.
 fn after_label(b: &[u8], at: usize) -> usize {
-    // [`label_head`]'s 48 bytes (every byte is a char boundary in ASCII); the head may run past
+    // [`label_head`] on bytes (every byte is a char boundary in ASCII); the head may run past
     // the line's end, where the newline ends the label rule
-    match ascii_label(&b[at..b.len().min(at + 48)]) {
+    match ascii_label(&b[at..b.len().min(at + LABEL_HEAD)]) {
         Some(Some(colon)) => at + colon + 1,
         _ => at,
     }
@@ -335,10 +335,13 @@ pub fn raw_tokens(text: &str) -> Vec<Token> {
     out
 }
 
-/// Where a speaker label may be: the first 48 bytes of `s` (cut at a char boundary). A label is a
-/// short name; a colon further in belongs to the sentence.
+/// Bytes at a line's start where a speaker label may be (see [`label_head`]).
+const LABEL_HEAD: usize = 48;
+
+/// Where a speaker label may be: the first [`LABEL_HEAD`] bytes of `s` (cut at a char
+/// boundary). A label is a short name; a colon further in belongs to the sentence.
 pub fn label_head(s: &str) -> &str {
-    let mut cut = s.len().min(48);
+    let mut cut = s.len().min(LABEL_HEAD);
     while !s.is_char_boundary(cut) {
         cut -= 1;
     }

@@ -16,6 +16,8 @@ pub mod answer;
 pub mod attribution;
 pub mod chunk;
 pub mod context;
+#[cfg(feature = "nli")]
+pub mod graph;
 pub mod metrics;
 #[cfg(feature = "nli")]
 pub mod nli;

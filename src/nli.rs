@@ -142,6 +142,8 @@ pub struct NliModel {
     feeds: Vec<Feed>,
     pad_id: i64,
     support: crate::support::SupportConfig,
+    /// whether the graph came from the file's embedded NNEF or its ONNX nodes
+    graph: crate::graph::GraphUse,
     /// Pairs per model run (default 1). With 1, a pair's probabilities depend on that pair alone,
     /// bit for bit; in a batch, the padding to the longest pair and the batch's shape change the
     /// last bits (measured on the 20 parity pairs: 32 of 40 scores differ, by up to 2e-7). Bit-for-
@@ -355,6 +357,48 @@ fn graph_feeds(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result
     Ok(names.into_iter().filter_map(feed).collect())
 }
 
+fn read_onnx(model: &[u8]) -> Result<tract_onnx::pb::ModelProto, NliError> {
+    tract_onnx::onnx().proto_model_for_read(&mut std::io::Cursor::new(model)).map_err(|e| NliError::Model(format!("not a readable ONNX file: {e}")))
+}
+
+/// A DeBERTa v1 graph exported without the fixed span (another exporter, or export_hf.py before
+/// it fixed it) fails on the span's gather, at optimisation or at the first run: say what to do.
+fn deberta_hint(config: &NliConfig) -> &'static str {
+    if config.architecture.as_deref() == Some("deberta") {
+        " (a DeBERTa v1 graph must be exported by models/export_hf.py, which fixes the attention span tract cannot bound)"
+    } else {
+        ""
+    }
+}
+
+/// tract's decluttered graph of the (folded) ONNX file: inputs `[batch, seq]` of i64, the
+/// config's output only. What the loader optimises, and what `meetcite graph` stores.
+fn decluttered(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result<TypedModel, NliError> {
+    let feeds = graph_feeds(proto, config)?.len();
+    let mut m = tract_onnx::onnx().model_for_proto_model(proto).map_err(|e| NliError::Model(format!("{e:#}")))?;
+    let outputs = proto.graph.as_ref().map(|g| g.output.iter().map(|o| o.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
+    if !outputs.contains(&config.output) {
+        return Err(NliError::Config(format!("output: the model has no output {:?}; its outputs are {outputs:?}", config.output)));
+    }
+    if outputs.len() > 1 {
+        m.select_outputs_by_name([config.output.as_str()]).map_err(|e| NliError::Model(e.to_string()))?;
+    }
+    let b = m.sym("batch");
+    let s = m.sym("seq");
+    // A pair is never longer than max_length (the premise is truncated, a longer claim is an
+    // error). Telling tract so lets it prove bounds such as DeBERTa's `512 - seq` are not
+    // negative; without it, a slice bound it cannot sign is taken for a negative index and
+    // wrapped.
+    m.symbols.add_assertion(format!("seq <= {}", config.max_length)).map_err(|e| NliError::Model(e.to_string()))?;
+    for i in 0..feeds {
+        m.set_input_fact(i, InferenceFact::dt_shape(i64::datum_type(), tvec![b.to_dim(), s.to_dim()])).map_err(|e| NliError::Model(e.to_string()))?;
+    }
+    let hint = deberta_hint(config);
+    let mut t = m.into_typed().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
+    t.declutter().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
+    Ok(t)
+}
+
 impl NliModel {
     /// Load from the bytes of the ONNX file, `tokenizer.json` and `config.json`.
     pub fn from_bytes(model: &[u8], tokenizer: &[u8], config: &[u8]) -> Result<Self, NliError> {
@@ -391,8 +435,10 @@ impl NliModel {
         }))
         .map_err(|e| NliError::Tokenizer(e.to_string()))?;
         let pad_id = config.pad_token_id.or_else(|| tok.token_to_id("[PAD]")).or_else(|| tok.token_to_id("<pad>")).unwrap_or(0) as i64;
-        let onnx = tract_onnx::onnx();
-        let mut proto = onnx.proto_model_for_read(&mut std::io::Cursor::new(model)).map_err(|e| NliError::Model(format!("not a readable ONNX file: {e}")))?;
+        let mut proto = read_onnx(model)?;
+        // the fingerprint is of the file as it is, before the fold and without the graph it carries
+        let embedded = crate::graph::take(&mut proto);
+        let fingerprint = embedded.as_ref().map(|_| crate::graph::fingerprint(&proto, &config));
         fold_weight_dequantize(&mut proto);
         let vocab = tok.get_vocab_size(true);
         match onnx_vocab_size(&proto) {
@@ -401,34 +447,18 @@ impl NliModel {
             _ => {}
         }
         let feeds = graph_feeds(&proto, &config)?;
-        let mut m = onnx.model_for_proto_model(&proto).map_err(|e| NliError::Model(format!("{e:#}")))?;
-        let outputs = proto.graph.as_ref().map(|g| g.output.iter().map(|o| o.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
-        if !outputs.contains(&config.output) {
-            return Err(NliError::Config(format!("output: the model has no output {:?}; its outputs are {outputs:?}", config.output)));
-        }
-        if outputs.len() > 1 {
-            m.select_outputs_by_name([config.output.as_str()]).map_err(|e| NliError::Model(e.to_string()))?;
-        }
-        let b = m.sym("batch");
-        let s = m.sym("seq");
-        // A pair is never longer than max_length (the premise is truncated, a longer claim is an
-        // error). Telling tract so lets it prove bounds such as DeBERTa's `512 - seq` are not
-        // negative; without it, a slice bound it cannot sign is taken for a negative index and
-        // wrapped.
-        m.symbols.add_assertion(format!("seq <= {}", config.max_length)).map_err(|e| NliError::Model(e.to_string()))?;
-        for i in 0..feeds.len() {
-            m.set_input_fact(i, InferenceFact::dt_shape(i64::datum_type(), tvec![b.to_dim(), s.to_dim()])).map_err(|e| NliError::Model(e.to_string()))?;
-        }
-        // a DeBERTa v1 graph exported without the fixed span (another exporter, or export_hf.py
-        // before it fixed it) fails on the span's gather, at optimisation or at the first run: say
-        // what to do
-        let hint = if config.architecture.as_deref() == Some("deberta") {
-            " (a DeBERTa v1 graph must be exported by models/export_hf.py, which fixes the attention span tract cannot bound)"
-        } else {
-            ""
+        let hint = deberta_hint(&config);
+        let checked = embedded.zip(fingerprint).map(|(json, fp)| crate::graph::check(&json, &fp));
+        let (m, graph) = match checked {
+            Some(Ok(e)) => (crate::graph::build(e, &mut proto)?, crate::graph::GraphUse::Embedded),
+            other => {
+                let mut m = decluttered(&proto, &config)?;
+                m.optimize().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
+                (m, other.map_or(crate::graph::GraphUse::Onnx, |r| crate::graph::GraphUse::Stale(r.err().unwrap_or_default())))
+            }
         };
-        let plan = m.into_optimized().and_then(|m| m.into_runnable()).map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
-        let me = NliModel { plan, tokenizer: tok, config, labels, feeds, pad_id, support, batch_size: 1 };
+        let plan = m.into_runnable().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
+        let me = NliModel { plan, tokenizer: tok, config, labels, feeds, pad_id, support, graph, batch_size: 1 };
         // a smoke run: one row of as many scores as id2label names. A graph that cannot run is the
         // model's fault, not the input's: `model`, not `inference`
         let p = me.score(&[("The meeting started.", "A meeting started.")]).map_err(|e| match e {
@@ -439,6 +469,27 @@ impl NliModel {
             return Err(NliError::Model("the model's smoke run gave no finite scores".into()));
         }
         Ok(me)
+    }
+
+    /// Compile the graph of `model` (ONNX bytes) for `config` and return the file with it embedded
+    /// (see [`crate::graph`]): the same weights and nodes, plus the decluttered NNEF graph in the
+    /// file's metadata, which later loads use instead of building it again.
+    /// A file that carries a graph already is compiled again from the file without it.
+    pub fn compile_graph(model: &[u8], config: &[u8]) -> Result<Vec<u8>, NliError> {
+        not_html_or_empty(model, "an ONNX file").map_err(NliError::Model)?;
+        let config: NliConfig = serde_json::from_slice(config).map_err(|e| NliError::Config(e.to_string()))?;
+        let model = &crate::graph::strip(model).ok_or_else(|| NliError::Model("not a readable ONNX file".into()))?;
+        let proto = read_onnx(model)?;
+        let mut folded = proto.clone();
+        fold_weight_dequantize(&mut folded);
+        let typed = decluttered(&folded, &config)?;
+        crate::graph::embed(model, &proto, &folded, &typed, &config)
+    }
+
+    /// Whether this model was built from the graph its file carries, or from the ONNX nodes (and
+    /// why, when the file carries one that does not match).
+    pub fn graph(&self) -> &crate::graph::GraphUse {
+        &self.graph
     }
 
     pub fn config(&self) -> &NliConfig {

@@ -10,6 +10,51 @@ fn shipped() -> NliModel {
     NliModel::from_bytes(&read("nli-minilm-l6-int8.onnx"), &read("tokenizer.json"), &read("config.json")).unwrap()
 }
 
+/// The shipped file carries its graph precompiled (`meetcite graph`, src/graph.rs): it must load
+/// from it, score exactly as the ONNX nodes do, be what `meetcite graph` makes of it today, and
+/// give way to the ONNX nodes when the config it was compiled for changes.
+#[test]
+fn shipped_model_loads_from_its_embedded_graph_and_scores_as_its_onnx_nodes() {
+    use meetcite::graph::{strip, GraphUse};
+    let (model, tok, cfg) = (read("nli-minilm-l6-int8.onnx"), read("tokenizer.json"), read("config.json"));
+    let mut m = NliModel::from_bytes(&model, &tok, &cfg).unwrap();
+    assert_eq!(
+        *m.graph(),
+        GraphUse::Embedded,
+        "the shipped model must carry its graph: cargo run --release --bin meetcite -- graph --out models/nli-minilm-l6-int8.onnx"
+    );
+    let bare = strip(&model).unwrap();
+    assert!(bare.len() + 50_000 < model.len(), "{} vs {} bytes", bare.len(), model.len());
+    let mut onnx = NliModel::from_bytes(&bare, &tok, &cfg).unwrap();
+    assert_eq!(*onnx.graph(), GraphUse::Onnx);
+    let text = String::from_utf8(read("eval/parity_pairs.jsonl")).unwrap();
+    let owned: Vec<(String, String)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["premise"].as_str().unwrap().to_string(), v["hypothesis"].as_str().unwrap().to_string()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = owned.iter().map(|(p, h)| (p.as_str(), h.as_str())).collect();
+    // bit for bit, one pair per run and in batches of 4 (padded shapes)
+    for batch in [1, 4] {
+        m.batch_size = batch;
+        onnx.batch_size = batch;
+        assert_eq!(m.score(&pairs).unwrap(), onnx.score(&pairs).unwrap(), "batch {batch}");
+    }
+    // deterministic, and not stale: compiling the file again (its graph stripped first) gives it back
+    assert!(
+        NliModel::compile_graph(&model, &cfg).unwrap() == model,
+        "models/nli-minilm-l6-int8.onnx's graph is not what `meetcite graph` makes today: re-run it"
+    );
+    // compiled for max_length 256: with another, the ONNX nodes are used, and the model says why
+    let mut other: serde_json::Value = serde_json::from_slice(&cfg).unwrap();
+    other["max_length"] = 128.into();
+    let m2 = NliModel::from_bytes(&model, &tok, other.to_string().as_bytes()).unwrap();
+    assert!(matches!(m2.graph(), GraphUse::Stale(why) if why.contains("another model file or config")), "{:?}", m2.graph());
+    assert_eq!(m2.score(&pairs[..3]).unwrap(), NliModel::from_bytes(&bare, &tok, other.to_string().as_bytes()).unwrap().score(&pairs[..3]).unwrap());
+    // a truncated file is an error, not a panic
+    assert!(strip(&model[..model.len() - 7]).is_none());
+}
+
 #[test]
 fn tract_matches_onnxruntime_on_pinned_pairs_and_bad_files_fail_at_load() {
     let m = shipped();

@@ -32,7 +32,11 @@ const USAGE: &str = "usage:
                    lines {id,premise,hypothesis[,quote]} -> {id,support,supported,parts,entailment,..}
                    (as verify judges a claim citing the premise; without a quote, the premise's
                    best-covering windows are scored). --pair: only the model's probabilities for
-                   exactly that pair (no cleaning, no windows; for parity checks)";
+                   exactly that pair (no cleaning, no windows; for parity checks)
+  meetcite graph   [--model DIR] --out FILE.onnx
+                   the model file with its graph precompiled into it (tract's NNEF form, in the
+                   ONNX metadata; weights untouched): loads skip building the graph. Checked:
+                   the new file must load from that graph and score as the old one does";
 
 struct Args {
     cmd: String,
@@ -409,6 +413,43 @@ fn run() -> Result<(), String> {
                 }
                 Ok(out)
             })
+        }
+        "graph" => {
+            let out = a.opts.get("out").ok_or("--out FILE.onnx is required")?;
+            let dir = model_dir(&a);
+            let cfg_bytes = std::fs::read(dir.join("config.json")).map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
+            let cfg: NliConfig = serde_json::from_slice(&cfg_bytes).map_err(|e| format!("config.json: {e}"))?;
+            let model_path = dir.join(cfg.model_file.as_deref().unwrap_or("model.onnx"));
+            let tok_path = dir.join(cfg.tokenizer_file.as_deref().unwrap_or("tokenizer.json"));
+            let model = std::fs::read(&model_path).map_err(|e| format!("{}: {e}", model_path.display()))?;
+            let tok = std::fs::read(&tok_path).map_err(|e| format!("{}: {e}", tok_path.display()))?;
+            let err = |e: meetcite::nli::NliError| format!("[{}] {e}", e.code());
+            let compiled = NliModel::compile_graph(&model, &cfg_bytes).map_err(err)?;
+            // the new file must load from its graph and score exactly as the ONNX graph does
+            let time = |bytes: &[u8]| -> Result<(NliModel, f64), String> {
+                let t = std::time::Instant::now();
+                let m = NliModel::from_bytes(bytes, &tok, &cfg_bytes).map_err(err)?;
+                Ok((m, t.elapsed().as_secs_f64() * 1e3))
+            };
+            let (old, old_ms) = time(&model)?;
+            let (new, new_ms) = time(&compiled)?;
+            if *new.graph() != meetcite::graph::GraphUse::Embedded {
+                return Err(format!("the compiled file did not load from its graph: {:?}", new.graph()));
+            }
+            let pairs = [
+                ("Dana Okafor: I think we should offer a ten percent discount for the pilot.", "The team agreed on a ten percent discount."),
+                ("And the pilot stays at three months.", "The pilot runs for three months."),
+                ("The meeting started.", "A meeting started."),
+            ];
+            let (a_, b_) = (old.score(&pairs).map_err(err)?, new.score(&pairs).map_err(err)?);
+            if a_ != b_ {
+                return Err(format!("the compiled graph scores differently: {a_:?} vs {b_:?}"));
+            }
+            std::fs::write(out, &compiled).map_err(|e| format!("{out}: {e}"))?;
+            print_json(&serde_json::json!({
+                "out": out, "bytes": compiled.len(), "graph_bytes": compiled.len() - model.len(),
+                "load_ms": {"onnx_graph": old_ms, "embedded_graph": new_ms},
+            }))
         }
         other => Err(format!("unknown command {other:?}\n{USAGE}")),
     }

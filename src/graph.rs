@@ -203,9 +203,10 @@ fn onnx_tensor(t: &TensorProto) -> TractResult<Tensor> {
     tract_onnx::tensor::load_tensor(&*tract_onnx::data_resolver::default(), t, None)
 }
 
-/// The runnable graph from the embedded NNEF: the initializers are taken out of `proto` (folded
-/// already) and handed to tract under the labels the graph names; only tract's codegen pass runs.
-pub(crate) fn build(e: Embedded, proto: &mut ModelProto) -> Result<TypedModel, NliError> {
+/// The runnable graph from the embedded NNEF: the weights (`folded`: the int8 weights as f32, by
+/// the name of the node that dequantized them; the other initializers are taken out of `proto`)
+/// are handed to tract under the labels the graph names; only tract's codegen pass runs.
+pub(crate) fn build(e: Embedded, mut folded: HashMap<String, Tensor>, proto: &mut ModelProto) -> Result<TypedModel, NliError> {
     let err = |what: &str, e: &dyn std::fmt::Display| NliError::Model(format!("the embedded graph: {what}: {e:#}"));
     let g = proto.graph.as_mut().ok_or_else(|| NliError::Model("the ONNX file has no graph".into()))?;
     let mut inits: HashMap<String, TensorProto> = std::mem::take(&mut g.initializer).into_iter().map(|t| (t.name.clone(), t)).collect();
@@ -216,9 +217,17 @@ pub(crate) fn build(e: Embedded, proto: &mut ModelProto) -> Result<TypedModel, N
     for (label, w) in &e.weights {
         let left = uses.get_mut(w.from.as_str()).expect("counted above");
         *left -= 1;
-        let tp = if *left == 0 { inits.remove(&w.from) } else { inits.get(&w.from).cloned() };
-        let tp = tp.ok_or_else(|| NliError::Model(format!("the embedded graph reads initializer {:?}, which the file does not have", w.from)))?;
-        let t = onnx_tensor(&tp).and_then(|t| t.into_shape(&w.shape)).map_err(|x| err(&format!("initializer {:?}", w.from), &x))?;
+        let last = *left == 0;
+        let t = match folded.get(&w.from) {
+            Some(_) if last => folded.remove(&w.from),
+            Some(t) => Some(t.clone()),
+            None => {
+                let tp = if last { inits.remove(&w.from) } else { inits.get(&w.from).cloned() };
+                tp.map(|tp| onnx_tensor(&tp)).transpose().map_err(|x| err(&format!("initializer {:?}", w.from), &x))?
+            }
+        };
+        let t = t.ok_or_else(|| NliError::Model(format!("the embedded graph reads initializer {:?}, which the file does not have", w.from)))?;
+        let t = t.into_shape(&w.shape).map_err(|x| err(&format!("initializer {:?}", w.from), &x))?;
         tensors.insert(Identifier::from(label.as_str()), Arc::new(t));
     }
     for (label, h) in &e.inline {
@@ -242,8 +251,20 @@ pub(crate) fn embed(model: &[u8], proto: &ModelProto, folded: &ModelProto, declu
         return Err(NliError::Model(format!("the file already carries a graph ({KEY}); compile from the file without one")));
     }
     let err = |what: &str, e: &dyn std::fmt::Display| NliError::Model(format!("compiling the graph: {what}: {e:#}"));
+    // Short node names: the text is parsed at every load, and in wasm parsing costs about as much
+    // per byte as anything in the load (~0.7 us per byte before V8 has tiered the parser up); the
+    // ONNX exporter's names (`/layer.0/attention/output/LayerNorm/...`) were two thirds of it. The
+    // graph's inputs and outputs keep theirs; `was` maps a new name back, for the weights below.
+    let mut short = decluttered.clone();
+    let keep: std::collections::HashSet<usize> = short.inputs.iter().chain(&short.outputs).map(|o| o.node).collect();
+    let mut was: HashMap<String, String> = HashMap::new();
+    for n in short.nodes.iter_mut().filter(|n| !keep.contains(&n.id)) {
+        let name = format!("n{}", n.id);
+        was.insert(name.clone(), std::mem::replace(&mut n.name, name));
+    }
+    short.outlet_labels.retain(|o, _| keep.contains(&o.node));
     let nnef = framework();
-    let pm = tract_nnef::ser::to_proto_model(&nnef, decluttered).map_err(|x| err("NNEF form", &x))?;
+    let pm = tract_nnef::ser::to_proto_model(&nnef, &short).map_err(|x| err("NNEF form", &x))?;
     let mut text = Vec::new();
     tract_nnef::ast::dump::Dumper::new(&nnef, &mut text).document(&pm.doc).map_err(|x| err("graph.nnef", &x))?;
     let text = String::from_utf8(text).map_err(|x| err("graph.nnef", &x))?;
@@ -262,7 +283,8 @@ pub(crate) fn embed(model: &[u8], proto: &ModelProto, folded: &ModelProto, declu
         // by name first (tract labels a weight `name.0`), else the only initializer with these
         // values; two with equal values (zero biases, say) could swap after a retrain, so those
         // are inlined instead
-        let named = hits.iter().find(|n| label.0 == **n || label.0 == format!("{n}.0"));
+        let label_was = was.get(label.0.as_str()).unwrap_or(&label.0);
+        let named = hits.iter().find(|n| label_was == **n || *label_was == format!("{n}.0"));
         match named.or(if hits.len() == 1 { hits.first() } else { None }) {
             Some(from) => {
                 weights.insert(label.0.to_string(), Weight { from: from.to_string(), shape: t.shape().to_vec() });

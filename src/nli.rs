@@ -210,30 +210,38 @@ fn labels(id2label: &BTreeMap<String, String>) -> Result<Labels, NliError> {
 }
 
 /// Vocabulary size of a BERT-family ONNX: the rows of the table `input_ids` indexes (a `Gather`
-/// reading the graph input), else of the largest 2-D initializer. Run after
-/// [`fold_weight_dequantize`], so an int8 table is an initializer too.
+/// reading the graph input; an int8 table through its `DequantizeLinear`), else of the largest 2-D
+/// initializer.
 fn onnx_vocab_size(proto: &tract_onnx::pb::ModelProto) -> Option<usize> {
     let g = proto.graph.as_ref()?;
-    let rows = |name: &str| g.initializer.iter().find(|t| t.name == name && t.dims.len() == 2).map(|t| t.dims[0] as usize);
+    let init = |name: &str| g.initializer.iter().find(|t| t.name == name && t.dims.len() == 2).map(|t| t.dims[0] as usize);
+    let dequantized = |name: &str| {
+        g.node.iter().find(|n| n.op_type == "DequantizeLinear" && n.output.first().is_some_and(|o| o == name)).and_then(|n| init(n.input.first()?))
+    };
+    let rows = |name: &str| init(name).or_else(|| dequantized(name));
     let gathered = g.node.iter().filter(|n| n.op_type == "Gather" && n.input.get(1).is_some_and(|i| i == "input_ids")).find_map(|n| rows(&n.input[0]));
     gathered.or_else(|| g.initializer.iter().filter(|t| t.dims.len() == 2).max_by_key(|t| t.dims[0] * t.dims[1]).map(|t| t.dims[0] as usize))
 }
 
-/// Replace each `DequantizeLinear` of constant int8/uint8 weights (the weight-only int8 form the
-/// shipped model uses) by the f32 initializer it computes, `(q - zero_point) * scale` per tensor
-/// or per channel, as the ONNX operator defines it. tract folds these constants itself at load,
-/// but through its generic cast and broadcast code, which was ~40 % of the model load time in
-/// wasm; this is one pass over the bytes. Nodes in any other form are left to tract. Returns the
-/// number of nodes folded.
-fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
-    use std::collections::{HashMap, HashSet};
-    use tract_onnx::pb::{NodeProto, TensorProto};
-    const FLOAT: i32 = 1;
-    const UINT8: i32 = 2;
-    const INT8: i32 = 3;
-    let Some(g) = proto.graph.as_mut() else { return 0 };
-    let inits: HashMap<&str, &TensorProto> = g.initializer.iter().map(|t| (t.name.as_str(), t)).collect();
-    let fold = |n: &NodeProto| -> Option<TensorProto> {
+/// One `DequantizeLinear` of a constant int8/uint8 weight (the weight-only int8 form the shipped
+/// model uses): `(q - zero_point) * scale` per tensor or per channel, as the ONNX operator defines
+/// it.
+struct Dequant<'a> {
+    out: &'a str,
+    dims: &'a [i64],
+    q: &'a [u8],
+    signed: bool,
+    scales: Vec<f32>,
+    zps: Vec<i32>,
+    channels: usize,
+    stride: usize,
+}
+
+impl<'a> Dequant<'a> {
+    fn of(n: &'a tract_onnx::pb::NodeProto, inits: &std::collections::HashMap<&str, &'a tract_onnx::pb::TensorProto>) -> Option<Self> {
+        const FLOAT: i32 = 1;
+        const UINT8: i32 = 2;
+        const INT8: i32 = 3;
         if n.op_type != "DequantizeLinear" || !(n.domain.is_empty() || n.domain == "ai.onnx") || n.output.len() != 1 || !(2..=3).contains(&n.input.len()) {
             return None;
         }
@@ -249,9 +257,6 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
             UINT8 => false,
             _ => return None,
         };
-        // a closure over a per-tensor flag, not a fn pointer: the weight loop below inlines it and
-        // hoists the branch (an indirect call per weight kept it from that)
-        let int = |b: u8| if signed { b as i8 as i32 } else { b as i32 };
         if q.raw_data.len() != count || scale.data_type != FLOAT {
             return None;
         }
@@ -260,6 +265,7 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
         } else {
             scale.float_data.clone()
         };
+        let int = |b: u8| if signed { b as i8 as i32 } else { b as i32 };
         let zps: Vec<i32> = match zp {
             Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => z.raw_data.iter().map(|&b| int(b)).collect(),
             Some(_) => return None,
@@ -277,42 +283,104 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
             }
             (scales.len(), q.dims[axis as usize + 1..].iter().product::<i64>() as usize)
         };
-        // The bytes are laid out as [outer][channel][stride]: walk them block by block, so the
-        // channel is known without a division per element and the inner loop is a plain map of
-        // one scale and zero point (a per-element `(i / stride) % channels` and a growing Vec made
-        // this fold ~45 % of the whole model load natively).
-        let mut raw = vec![0u8; count * 4];
-        if count > 0 {
-            let block = channels * stride;
-            for (qb, ob) in q.raw_data.chunks_exact(block).zip(raw.chunks_exact_mut(block * 4)) {
-                for (c, (qc, oc)) in qb.chunks_exact(stride).zip(ob.chunks_exact_mut(stride * 4)).enumerate() {
-                    let (zp, sc) = (zps[c], scales[c]);
-                    for (&b, o) in qc.iter().zip(oc.chunks_exact_mut(4)) {
-                        o.copy_from_slice(&(((int(b) - zp) as f32) * sc).to_le_bytes());
-                    }
-                }
+        Some(Dequant { out: &n.output[0], dims: &q.dims, q: &q.raw_data, signed, scales, zps, channels, stride })
+    }
+
+    /// Each run of weights that shares a channel, with its position, zero point and scale. The
+    /// bytes are laid out as [outer][channel][stride]: walking them block by block, the channel is
+    /// known without a division per element and the caller's inner loop is a plain map of one
+    /// scale and zero point (a per-element `(i / stride) % channels` and a growing Vec made this
+    /// fold ~45 % of the whole model load natively).
+    fn runs(&self, mut f: impl FnMut(usize, &[u8], i32, f32)) {
+        if self.q.is_empty() {
+            return;
+        }
+        let block = self.channels * self.stride;
+        for (b, qb) in self.q.chunks_exact(block).enumerate() {
+            for (c, qc) in qb.chunks_exact(self.stride).enumerate() {
+                f(b * block + c * self.stride, qc, self.zps[c], self.scales[c]);
             }
         }
-        Some(TensorProto { name: n.output[0].clone(), dims: q.dims.clone(), data_type: FLOAT, raw_data: raw, ..Default::default() })
-    };
+    }
+
+    /// The f32 weights as an ONNX initializer (little-endian raw data), for tract's ONNX import.
+    fn to_proto(&self) -> tract_onnx::pb::TensorProto {
+        let mut raw = vec![0u8; self.q.len() * 4];
+        // the flag is hoisted out of the inner loops (a closure over it, not a fn pointer: an
+        // indirect call per weight kept the compiler from that)
+        let signed = self.signed;
+        self.runs(|at, qc, zp, sc| {
+            for (&b, o) in qc.iter().zip(raw[at * 4..(at + qc.len()) * 4].chunks_exact_mut(4)) {
+                let v = if signed { b as i8 as i32 } else { b as i32 };
+                o.copy_from_slice(&(((v - zp) as f32) * sc).to_le_bytes());
+            }
+        });
+        tract_onnx::pb::TensorProto { name: self.out.to_string(), dims: self.dims.to_vec(), data_type: 1, raw_data: raw, ..Default::default() }
+    }
+
+    /// The f32 weights as a tract tensor, written in place (the embedded graph's path: no
+    /// initializer in between, so 91 MB of f32 are written once instead of written and copied).
+    fn to_tensor(&self) -> TractResult<Tensor> {
+        let shape: Vec<usize> = self.dims.iter().map(|&d| d as usize).collect();
+        let mut t = Tensor::zero::<f32>(&shape)?;
+        let mut plain = t.try_as_plain_ram_mut()?;
+        let out = plain.as_slice_mut::<f32>()?;
+        let signed = self.signed;
+        self.runs(|at, qc, zp, sc| {
+            for (&b, o) in qc.iter().zip(&mut out[at..at + qc.len()]) {
+                let v = if signed { b as i8 as i32 } else { b as i32 };
+                *o = ((v - zp) as f32) * sc;
+            }
+        });
+        Ok(t)
+    }
+}
+
+/// Take every foldable `DequantizeLinear` out of the graph, with the int8 tensors nothing reads
+/// any more, and return what `make` builds of each (named by the node's output).
+fn take_dequantized<T>(proto: &mut tract_onnx::pb::ModelProto, make: impl Fn(&Dequant) -> T) -> Vec<(String, T)> {
+    use std::collections::{HashMap, HashSet};
+    let Some(g) = proto.graph.as_mut() else { return Vec::new() };
     let mut folded = Vec::new();
-    let mut keep = Vec::with_capacity(g.node.len());
-    for n in &g.node {
-        match fold(n) {
-            Some(t) => folded.push(t),
-            None => keep.push(n.clone()),
+    let mut drop = HashSet::new();
+    {
+        let inits: HashMap<&str, &tract_onnx::pb::TensorProto> = g.initializer.iter().map(|t| (t.name.as_str(), t)).collect();
+        for (i, n) in g.node.iter().enumerate() {
+            if let Some(d) = Dequant::of(n, &inits) {
+                folded.push((d.out.to_string(), make(&d)));
+                drop.insert(i);
+            }
         }
     }
     if folded.is_empty() {
-        return 0;
+        return folded;
     }
-    let n = folded.len();
-    g.node = keep;
-    // drop the int8 tensors nothing reads any more
+    let mut i = 0;
+    g.node.retain(|_| {
+        i += 1;
+        !drop.contains(&(i - 1))
+    });
     let used: HashSet<String> = g.node.iter().flat_map(|n| n.input.iter().cloned()).chain(g.output.iter().map(|o| o.name.clone())).collect();
     g.initializer.retain(|t| used.contains(&t.name));
-    g.initializer.extend(folded);
+    folded
+}
+
+/// Replace each `DequantizeLinear` of constant int8/uint8 weights by the f32 initializer it
+/// computes ([`Dequant`]). tract folds these constants itself at load, but through its generic
+/// cast and broadcast code, which was ~40 % of the model load time in wasm; this is one pass over
+/// the bytes. Nodes in any other form are left to tract. Returns the number of nodes folded.
+fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
+    let folded = take_dequantized(proto, |d| d.to_proto());
+    let n = folded.len();
+    if let Some(g) = proto.graph.as_mut() {
+        g.initializer.extend(folded.into_iter().map(|(_, t)| t));
+    }
     n
+}
+
+/// The same fold, to tract tensors by name, for a graph that takes its weights by name.
+fn fold_weight_tensors(proto: &mut tract_onnx::pb::ModelProto) -> Result<std::collections::HashMap<String, Tensor>, NliError> {
+    take_dequantized(proto, |d| d.to_tensor()).into_iter().map(|(n, t)| t.map(|t| (n, t)).map_err(|e| NliError::Model(format!("{e:#}")))).collect()
 }
 
 /// `Err` with a message when `bytes` are empty or an HTML page instead of `what`.
@@ -439,7 +507,6 @@ impl NliModel {
         // the fingerprint is of the file as it is, before the fold and without the graph it carries
         let embedded = crate::graph::take(&mut proto);
         let fingerprint = embedded.as_ref().map(|_| crate::graph::fingerprint(&proto, &config));
-        fold_weight_dequantize(&mut proto);
         let vocab = tok.get_vocab_size(true);
         match onnx_vocab_size(&proto) {
             Some(v) if vocab > v => return Err(NliError::Mismatch(format!("tokenizer has {vocab} tokens, the model's embedding table {v}"))),
@@ -450,8 +517,12 @@ impl NliModel {
         let hint = deberta_hint(&config);
         let checked = embedded.zip(fingerprint).map(|(json, fp)| crate::graph::check(&json, &fp));
         let (m, graph) = match checked {
-            Some(Ok(e)) => (crate::graph::build(e, &mut proto)?, crate::graph::GraphUse::Embedded),
+            Some(Ok(e)) => {
+                let folded = fold_weight_tensors(&mut proto)?;
+                (crate::graph::build(e, folded, &mut proto)?, crate::graph::GraphUse::Embedded)
+            }
             other => {
+                fold_weight_dequantize(&mut proto);
                 let mut m = decluttered(&proto, &config)?;
                 m.optimize().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
                 (m, other.map_or(crate::graph::GraphUse::Onnx, |r| crate::graph::GraphUse::Stale(r.err().unwrap_or_default())))

@@ -330,3 +330,24 @@ fn first_zoom_words() -> String {
     let cue = vtt.lines().skip_while(|l| !l.contains("-->")).nth(1).unwrap();
     cue.split_once(": ").map(|(_, t)| t).unwrap_or(cue).to_string()
 }
+
+/// `meetcite graph` on the shipped model gives the shipped file back (its graph compiled again,
+/// deterministically), says how much the graph adds, and refuses a missing `--out`.
+#[test]
+fn graph_command_recompiles_the_shipped_models_graph() {
+    let dir = std::env::temp_dir().join(format!("meetcite-cli-graph-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("model.onnx");
+    let (code, stdout, err) = cli(&["graph", "--model", "models", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let shipped = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/models/nli-minilm-l6-int8.onnx")).unwrap();
+    assert!(std::fs::read(&out).unwrap() == shipped, "the shipped file is not what `meetcite graph` makes of it today");
+    let graph = v["graph_bytes"].as_u64().unwrap();
+    assert!((20_000..200_000).contains(&graph), "{stdout}");
+    assert_eq!(v["bytes"].as_u64().unwrap(), shipped.len() as u64);
+    let (code, _, err) = cli(&["graph", "--model", "models"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--out"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -41,7 +41,7 @@ pub(crate) struct Embedded {
     format: u32,
     /// [`fingerprint`] of the file and config it was compiled from, hex
     fingerprint: String,
-    /// tract's version that wrote the text (informative: the fingerprint decides)
+    /// tract's version that wrote the text ([`check`] takes no other)
     tract: String,
     /// `graph.nnef`
     nnef: String,
@@ -59,8 +59,7 @@ struct Weight {
 }
 
 /// Whether a model was built from its embedded graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "graph", content = "why")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GraphUse {
     /// built from the embedded NNEF graph
     Embedded,
@@ -243,18 +242,15 @@ pub(crate) fn build(e: Embedded, mut folded: HashMap<String, Tensor>, proto: &mu
     Ok(m)
 }
 
-/// Compile `model`'s graph and return the file with it embedded (`meetcite graph`). `decluttered`
-/// is the graph tract builds from the folded ONNX, as the loader would; `proto` the file as read
-/// and `folded` after the int8 fold.
-pub(crate) fn embed(model: &[u8], proto: &ModelProto, folded: &ModelProto, decluttered: &TypedModel, config: &NliConfig) -> Result<Vec<u8>, NliError> {
-    if proto.metadata_props.iter().any(|p| p.key == KEY) {
-        return Err(NliError::Model(format!("the file already carries a graph ({KEY}); compile from the file without one")));
-    }
+/// Compile `model`'s graph and return the file with it embedded (`meetcite graph`). `model` carries
+/// no graph ([`strip`]ped); `fingerprint` is its [`fingerprint`], `folded` the file after the int8
+/// fold and `decluttered` the graph tract builds from it, as the loader would.
+pub(crate) fn embed(model: &[u8], fingerprint: String, folded: &ModelProto, decluttered: &TypedModel) -> Result<Vec<u8>, NliError> {
     let err = |what: &str, e: &dyn std::fmt::Display| NliError::Model(format!("compiling the graph: {what}: {e:#}"));
-    // Short node names: the text is parsed at every load, and in wasm parsing costs about as much
-    // per byte as anything in the load (~0.7 us per byte before V8 has tiered the parser up); the
-    // ONNX exporter's names (`/layer.0/attention/output/LayerNorm/...`) were two thirds of it. The
-    // graph's inputs and outputs keep theirs; `was` maps a new name back, for the weights below.
+    // Short node names: the ONNX exporter's (`/layer.0/attention/output/LayerNorm/...`) were two
+    // thirds of the text (95 -> 32 kB, so the file grows by 49 kB instead of 95), and the first
+    // load in wasm parses and translates it 10-20 ms faster. The graph's inputs and outputs keep
+    // theirs; `was` maps a new name back, for the weights below.
     let mut short = decluttered.clone();
     let keep: std::collections::HashSet<usize> = short.inputs.iter().chain(&short.outputs).map(|o| o.node).collect();
     let mut was: HashMap<String, String> = HashMap::new();
@@ -268,7 +264,7 @@ pub(crate) fn embed(model: &[u8], proto: &ModelProto, folded: &ModelProto, declu
     let mut text = Vec::new();
     tract_nnef::ast::dump::Dumper::new(&nnef, &mut text).document(&pm.doc).map_err(|x| err("graph.nnef", &x))?;
     let text = String::from_utf8(text).map_err(|x| err("graph.nnef", &x))?;
-    // the initializers as tract reads them, keyed by their bytes' hash
+    // the initializers as tract reads them, each NNEF tensor compared with all of them (build time)
     let g = folded.graph.as_ref().ok_or_else(|| NliError::Model("the ONNX file has no graph".into()))?;
     let mut inits: Vec<(&str, Tensor)> = Vec::with_capacity(g.initializer.len());
     for t in &g.initializer {
@@ -302,7 +298,7 @@ pub(crate) fn embed(model: &[u8], proto: &ModelProto, folded: &ModelProto, declu
             "compiling the graph: {inline_bytes} bytes of its tensors are no initializer of the file (at most {MAX_INLINE_BYTES}); this model does not fit an embedded graph"
         )));
     }
-    let e = Embedded { format: FORMAT, fingerprint: fingerprint(proto, config), tract: TRACT.into(), nnef: text, weights, inline };
+    let e = Embedded { format: FORMAT, fingerprint, tract: TRACT.into(), nnef: text, weights, inline };
     let json = serde_json::to_string(&e).map_err(|x| err("JSON", &x))?;
     // ModelProto field 14, `repeated StringStringEntryProto metadata_props` ({1: key, 2: value}):
     // protobuf allows a repeated field's entries anywhere in the message, so one appended at the

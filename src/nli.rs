@@ -223,6 +223,18 @@ fn onnx_vocab_size(proto: &tract_onnx::pb::ModelProto) -> Option<usize> {
     gathered.or_else(|| g.initializer.iter().filter(|t| t.dims.len() == 2).max_by_key(|t| t.dims[0] * t.dims[1]).map(|t| t.dims[0] as usize))
 }
 
+/// A quantised byte's level: int8 or uint8. Inlined with the flag a loop invariant, so the branch
+/// is hoisted out of the weight loops (an indirect call per weight, through a fn pointer chosen
+/// per tensor, kept the compiler from that).
+#[inline(always)]
+fn level(signed: bool, b: u8) -> i32 {
+    if signed {
+        b as i8 as i32
+    } else {
+        b as i32
+    }
+}
+
 /// One `DequantizeLinear` of a constant int8/uint8 weight (the weight-only int8 form the shipped
 /// model uses): `(q - zero_point) * scale` per tensor or per channel, as the ONNX operator defines
 /// it.
@@ -265,9 +277,8 @@ impl<'a> Dequant<'a> {
         } else {
             scale.float_data.clone()
         };
-        let int = |b: u8| if signed { b as i8 as i32 } else { b as i32 };
         let zps: Vec<i32> = match zp {
-            Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => z.raw_data.iter().map(|&b| int(b)).collect(),
+            Some(z) if z.data_type == q.data_type && z.raw_data.len() == scales.len() => z.raw_data.iter().map(|&b| level(signed, b)).collect(),
             Some(_) => return None,
             None => vec![0; scales.len()],
         };
@@ -306,13 +317,10 @@ impl<'a> Dequant<'a> {
     /// The f32 weights as an ONNX initializer (little-endian raw data), for tract's ONNX import.
     fn to_proto(&self) -> tract_onnx::pb::TensorProto {
         let mut raw = vec![0u8; self.q.len() * 4];
-        // the flag is hoisted out of the inner loops (a closure over it, not a fn pointer: an
-        // indirect call per weight kept the compiler from that)
         let signed = self.signed;
         self.runs(|at, qc, zp, sc| {
             for (&b, o) in qc.iter().zip(raw[at * 4..(at + qc.len()) * 4].chunks_exact_mut(4)) {
-                let v = if signed { b as i8 as i32 } else { b as i32 };
-                o.copy_from_slice(&(((v - zp) as f32) * sc).to_le_bytes());
+                o.copy_from_slice(&(((level(signed, b) - zp) as f32) * sc).to_le_bytes());
             }
         });
         tract_onnx::pb::TensorProto { name: self.out.to_string(), dims: self.dims.to_vec(), data_type: 1, raw_data: raw, ..Default::default() }
@@ -328,8 +336,7 @@ impl<'a> Dequant<'a> {
         let signed = self.signed;
         self.runs(|at, qc, zp, sc| {
             for (&b, o) in qc.iter().zip(&mut out[at..at + qc.len()]) {
-                let v = if signed { b as i8 as i32 } else { b as i32 };
-                *o = ((v - zp) as f32) * sc;
+                *o = ((level(signed, b) - zp) as f32) * sc;
             }
         });
         Ok(t)
@@ -505,8 +512,7 @@ impl NliModel {
         let pad_id = config.pad_token_id.or_else(|| tok.token_to_id("[PAD]")).or_else(|| tok.token_to_id("<pad>")).unwrap_or(0) as i64;
         let mut proto = read_onnx(model)?;
         // the fingerprint is of the file as it is, before the fold and without the graph it carries
-        let embedded = crate::graph::take(&mut proto);
-        let fingerprint = embedded.as_ref().map(|_| crate::graph::fingerprint(&proto, &config));
+        let checked = crate::graph::take(&mut proto).map(|json| crate::graph::check(&json, &crate::graph::fingerprint(&proto, &config)));
         let vocab = tok.get_vocab_size(true);
         match onnx_vocab_size(&proto) {
             Some(v) if vocab > v => return Err(NliError::Mismatch(format!("tokenizer has {vocab} tokens, the model's embedding table {v}"))),
@@ -515,18 +521,19 @@ impl NliModel {
         }
         let feeds = graph_feeds(&proto, &config)?;
         let hint = deberta_hint(&config);
-        let checked = embedded.zip(fingerprint).map(|(json, fp)| crate::graph::check(&json, &fp));
+        let from_onnx = |mut proto: tract_onnx::pb::ModelProto| -> Result<TypedModel, NliError> {
+            fold_weight_dequantize(&mut proto);
+            let mut m = decluttered(&proto, &config)?;
+            m.optimize().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
+            Ok(m)
+        };
         let (m, graph) = match checked {
             Some(Ok(e)) => {
                 let folded = fold_weight_tensors(&mut proto)?;
                 (crate::graph::build(e, folded, &mut proto)?, crate::graph::GraphUse::Embedded)
             }
-            other => {
-                fold_weight_dequantize(&mut proto);
-                let mut m = decluttered(&proto, &config)?;
-                m.optimize().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
-                (m, other.map_or(crate::graph::GraphUse::Onnx, |r| crate::graph::GraphUse::Stale(r.err().unwrap_or_default())))
-            }
+            Some(Err(why)) => (from_onnx(proto)?, crate::graph::GraphUse::Stale(why)),
+            None => (from_onnx(proto)?, crate::graph::GraphUse::Onnx),
         };
         let plan = m.into_runnable().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
         let me = NliModel { plan, tokenizer: tok, config, labels, feeds, pad_id, support, graph, batch_size: 1 };
@@ -550,11 +557,11 @@ impl NliModel {
         not_html_or_empty(model, "an ONNX file").map_err(NliError::Model)?;
         let config: NliConfig = serde_json::from_slice(config).map_err(|e| NliError::Config(e.to_string()))?;
         let model = &crate::graph::strip(model).ok_or_else(|| NliError::Model("not a readable ONNX file".into()))?;
-        let proto = read_onnx(model)?;
-        let mut folded = proto.clone();
-        fold_weight_dequantize(&mut folded);
-        let typed = decluttered(&folded, &config)?;
-        crate::graph::embed(model, &proto, &folded, &typed, &config)
+        let mut proto = read_onnx(model)?;
+        let fingerprint = crate::graph::fingerprint(&proto, &config);
+        fold_weight_dequantize(&mut proto);
+        let typed = decluttered(&proto, &config)?;
+        crate::graph::embed(model, fingerprint, &proto, &typed)
     }
 
     /// Whether this model was built from the graph its file carries, or from the ONNX nodes (and

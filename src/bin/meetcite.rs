@@ -446,9 +446,9 @@ fn run() -> Result<(), String> {
                 ("And the pilot stays at three months.", "The pilot runs for three months."),
                 ("The meeting started.", "A meeting started."),
             ];
-            let (a_, b_) = (old.score(&pairs).map_err(err)?, new.score(&pairs).map_err(err)?);
-            if a_ != b_ {
-                return Err(format!("the compiled graph scores differently: {a_:?} vs {b_:?}"));
+            let (want, got) = (old.score(&pairs).map_err(err)?, new.score(&pairs).map_err(err)?);
+            if want != got {
+                return Err(format!("the compiled graph scores differently: {want:?} vs {got:?}"));
             }
             std::fs::write(out, &compiled).map_err(|e| format!("{out}: {e}"))?;
             print_json(&serde_json::json!({

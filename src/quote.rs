@@ -329,6 +329,12 @@ const QGRAM: usize = 3;
 /// q-gram positions per counting block of [`candidate_ranges`].
 const QBLOCK: usize = 8;
 
+/// Quotes of at most this many normalised chars are searched whole. Measured on the scaling
+/// cases (2,000-char chunk): a 10-word quote (63 chars, one block) 11.5 -> 9.2 us with the filter,
+/// since after the probe it needs 46 of its 61 q-grams in a window; a 5-word one (20 chars) needs
+/// 6 of 18 at the default threshold, which most windows of transcript have, and gains nothing.
+const QFILTER_MIN: usize = 32;
+
 /// Where an alignment of `pat` with at most `k` edits can lie in `text`: merged char ranges, in
 /// order, that hold every such alignment whole (`counts` from [`qgram_counts`]); `None` where the
 /// filter cannot rule anything out.
@@ -388,10 +394,10 @@ fn blocks_per_span(span: usize) -> usize {
 /// transcript text 3-15 % of a long chunk survives for quotes of 5-20 words.
 fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<Vec<u32>> {
     let (m, n) = (pat.len(), text.len());
-    // Measured on the scaling cases (BENCHMARKS.md): a one-block pattern's Myers column costs
-    // about what the filter costs per char, and on texts under ~8 spans too much of the text
-    // survives the filter; both are searched whole.
-    if m <= 64 || n < 8 * (m + k) {
+    // Measured on the scaling cases (BENCHMARKS.md): on texts under ~8 spans too much of the
+    // text survives the filter, and a short quote's few q-grams rule little out (QFILTER_MIN);
+    // both are searched whole.
+    if m <= QFILTER_MIN || n < 8 * (m + k) {
         return None;
     }
     let hash = |a: char, b: char, c: char| -> usize {

@@ -218,6 +218,125 @@ fn alnum(b: u8) -> bool {
     ALNUM[usize::from(b)]
 }
 
+/// `byte` in all eight bytes of a word.
+const fn splat(byte: u8) -> u64 {
+    u64::from_ne_bytes([byte; 8])
+}
+
+/// The high bit of each byte.
+const HIGH: u64 = splat(0x80);
+
+/// High bit set in each byte of `x` that lies in `lo..=hi`; every byte of `x` below 0x80 (so no
+/// sum carries into the next byte).
+#[inline(always)]
+fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
+    (x + splat(0x80 - lo)) & !(x + splat(0x7f - hi)) & HIGH
+}
+
+/// High bit set in each byte of the eight that is an ASCII letter or digit.
+#[inline(always)]
+fn alnum_bytes(w: u64) -> u64 {
+    let x = w & !HIGH;
+    (in_range(x, b'0', b'9') | in_range(x | splat(0x20), b'a', b'z')) & !w
+}
+
+/// The end of the run of ASCII letters and digits from `j`: the first index at or after `j`
+/// whose byte is not one, or `b.len()`. Eight bytes a step (a word of transcript is mostly
+/// found in one): the byte loop's exit, taken once per word after a run of a different length
+/// each time, was where `perf` put most of the samples of building a long chunk's view.
+#[inline(always)]
+fn alnum_run_end(b: &[u8], mut j: usize) -> usize {
+    while let Some(w) = b.get(j..j + 8) {
+        let stop = !alnum_bytes(u64::from_le_bytes(w.try_into().expect("8 bytes"))) & HIGH;
+        if stop != 0 {
+            return j + (stop.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while j < b.len() && alnum(b[j]) {
+        j += 1;
+    }
+    j
+}
+
+/// High bit set in each zero byte of `v` below its lowest zero byte, and in that one: exact up to
+/// the first zero (a borrow may flag bytes above it, which callers that take the lowest set bit
+/// never read).
+#[inline(always)]
+fn zero_bytes(v: u64) -> u64 {
+    v.wrapping_sub(splat(1)) & !v & HIGH
+}
+
+/// The first index at or after `i` whose byte starts a word, a `{marker}` or a line, or
+/// `b.len()`: what the tokeniser skips between words (mostly one space), eight bytes a step.
+#[inline(always)]
+fn next_stop(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let stop = alnum_bytes(x) | zero_bytes(x ^ splat(b'{')) | zero_bytes(x ^ splat(b'\n'));
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !(alnum(b[i]) || matches!(b[i], b'{' | b'\n')) {
+        i += 1;
+    }
+    i
+}
+
+/// The eight bytes of `w` with ASCII capitals lower-cased (other bytes as they are).
+#[inline(always)]
+fn lower_bytes(w: u64) -> u64 {
+    w | (in_range(w & !HIGH, b'A', b'Z') & !w) >> 2
+}
+
+/// An ASCII word of at most 8 bytes as the little-endian `u64` of its bytes, zeros after it; no
+/// word byte is zero, so two words are equal exactly when their packed forms are.
+const fn pack(word: &[u8]) -> u64 {
+    let mut x = 0u64;
+    let mut i = 0;
+    while i < word.len() && i < 8 {
+        x |= (word[i] as u64) << (8 * i);
+        i += 1;
+    }
+    x
+}
+
+/// Multiplier of [`filler_slot`], found by trying: it sends the 15 packed [`FILLERS`] to 15
+/// different slots of 32 (the table below fails to compile otherwise).
+const FILLER_HASH: u64 = 0xda71_1448_96c8_da19;
+
+/// Slot of a packed word in [`PACKED_FILLERS`].
+#[inline(always)]
+const fn filler_slot(word: u64) -> usize {
+    (word.wrapping_mul(FILLER_HASH) >> 59) as usize
+}
+
+/// Each packed filler (each is ASCII and at most 6 bytes) at its [`filler_slot`], zero in the
+/// other slots (no packed word is zero): a word is a filler when its slot holds it, one load and
+/// one compare where the 15 compares cost more than the branches they replaced.
+const PACKED_FILLERS: [u64; 32] = {
+    let mut t = [0u64; 32];
+    let mut i = 0;
+    while i < FILLERS.len() {
+        let w = pack(FILLERS[i].as_bytes());
+        assert!(t[filler_slot(w)] == 0, "two fillers share a slot: pick another FILLER_HASH");
+        t[filler_slot(w)] = w;
+        i += 1;
+    }
+    t
+};
+
+/// The packed form of a view word (see [`pack`]), or `u64::MAX`, which no packed word equals,
+/// for one longer than 8 chars or with a non-ASCII char.
+fn pack_chars(word: &[char]) -> u64 {
+    if word.len() > 8 || !word.iter().all(char::is_ascii) {
+        return u64::MAX;
+    }
+    word.iter().enumerate().fold(0, |x, (i, &c)| x | (c as u64) << (8 * i))
+}
+
 /// `u8::to_ascii_lowercase` as a table: one load per byte of the word copied into the view (the
 /// compare, set, shift and or of the arithmetic form, for words too short to vectorise).
 static LOWER: [u8; 256] = {
@@ -260,7 +379,12 @@ impl<const LABELS: bool> Iterator for AsciiSpans<'_, LABELS> {
     fn next(&mut self) -> Option<(usize, usize)> {
         let (b, n) = (self.b, self.b.len());
         let mut i = self.i;
-        while i < n {
+        loop {
+            // bytes other than these three kinds are skipped one by one below: jump past them
+            i = next_stop(b, i);
+            if i >= n {
+                break;
+            }
             let c = b[i];
             if !alnum(c) {
                 if c == b'{' {
@@ -281,27 +405,18 @@ impl<const LABELS: bool> Iterator for AsciiSpans<'_, LABELS> {
                 }
                 continue;
             }
-            let (mut j, mut last) = (i + 1, c);
             self.apostrophe = false;
-            while j < n {
-                let c2 = b[j];
-                if !alnum(c2) {
-                    // `'` inside a word; `.` or `,` between digits
-                    let next = b.get(j + 1).copied().filter(|&d| alnum(d));
-                    let keep = match (c2, next) {
-                        (b'\'', Some(_)) => {
-                            self.apostrophe = true;
-                            true
-                        }
-                        (b'.' | b',', Some(d)) => last.is_ascii_digit() && d.is_ascii_digit(),
-                        _ => false,
-                    };
-                    if !keep {
-                        break;
-                    }
+            let mut j = alnum_run_end(b, i + 1);
+            // `'` inside a word; `.` or `,` between digits (the byte before `j` is alphanumeric).
+            // The byte at `j` is read first: it is mostly a space, a well-predicted exit, where
+            // whether the byte after it starts a word is not.
+            while j + 1 < n {
+                match b[j] {
+                    b'\'' if alnum(b[j + 1]) => self.apostrophe = true,
+                    b'.' | b',' if b[j - 1].is_ascii_digit() && b[j + 1].is_ascii_digit() => {}
+                    _ => break,
                 }
-                last = c2;
-                j += 1;
+                j = alnum_run_end(b, j + 2);
             }
             self.i = j;
             return Some((i, j));
@@ -447,7 +562,7 @@ pub(crate) fn push_match_tokens(text: &str, out: &mut Vec<char>, mut token: impl
     // per token were a fifth of building a 2,000-char chunk's view. A line with a non-ASCII char
     // finds its label first and takes the pieces. No token crosses a newline, so lines are
     // independent but for the repeat check, which `st` carries.
-    let mut st = TokenState { labels: Vec::new(), li: 0, prev: 0..0, scratch: String::new() };
+    let mut st = TokenState { labels: Vec::new(), li: 0, prev: 0..0, prev_word: u64::MAX, scratch: String::new() };
     let (b, n) = (text.as_bytes(), text.len());
     let mut at = 0; // a line start
     loop {
@@ -455,7 +570,7 @@ pub(crate) fn push_match_tokens(text: &str, out: &mut Vec<char>, mut token: impl
         let ascii_end = non_ascii.map_or(n, |p| b[at..p].iter().rposition(|&x| x == b'\n').map_or(at, |i| at + i + 1));
         let mut spans = AsciiSpans::<true>::new(&b[at..ascii_end]);
         while let Some((start, end)) = spans.next() {
-            take_token(&mut st, text, out, at + start, at + end, Some(spans.apostrophe), &mut token);
+            take_ascii(&mut st, text, out, at + start, at + end, spans.apostrophe, &mut token);
         }
         let Some(p) = non_ascii else { return };
         let (ls, le) = (ascii_end, b[p..].iter().position(|&x| x == b'\n').map_or(n, |i| p + i));
@@ -467,7 +582,7 @@ pub(crate) fn push_match_tokens(text: &str, out: &mut Vec<char>, mut token: impl
             if ascii {
                 let mut spans = AsciiSpans::<false>::new(&b[a..e]);
                 while let Some((start, end)) = spans.next() {
-                    take_token(&mut st, text, out, a + start, a + end, Some(spans.apostrophe), &mut token);
+                    take_ascii(&mut st, text, out, a + start, a + end, spans.apostrophe, &mut token);
                 }
             } else {
                 char_token_spans(&text[a..e], |start, end| take_token(&mut st, text, out, a + start, a + end, None, &mut token));
@@ -486,7 +601,80 @@ struct TokenState {
     li: usize,
     /// chars of the last token taken from the text (not the `%` -> "percent" ones)
     prev: std::ops::Range<usize>,
+    /// that token packed (see [`pack_chars`])
+    prev_word: u64,
     scratch: String,
+}
+
+/// Is the token `start..end` inside a speaker label of `st.labels` (tokens come in text order)?
+#[inline(always)]
+fn in_label(st: &mut TokenState, start: usize, end: usize) -> bool {
+    let labels = &st.labels;
+    while st.li < labels.len() && labels[st.li].1 <= start {
+        st.li += 1;
+    }
+    st.li < labels.len() && labels[st.li].0 <= start && end <= labels[st.li].1
+}
+
+/// An ASCII token from the byte tokeniser (`apostrophe`: it holds a `'`) into the view, by
+/// [`take_short`] where it qualifies.
+#[inline(always)]
+fn take_ascii(
+    st: &mut TokenState,
+    text: &str,
+    out: &mut Vec<char>,
+    start: usize,
+    end: usize,
+    apostrophe: bool,
+    token: &mut impl FnMut(usize, usize, usize, &[char]),
+) {
+    if !apostrophe && end - start <= 8 && start + 8 <= text.len() {
+        take_short(st, text.as_bytes(), out, start, end, token);
+    } else {
+        take_token(st, text, out, start, end, Some(apostrophe), token);
+    }
+}
+
+/// [`take_token`] of an ASCII word `b[start..end]` of 1 to 8 bytes with no apostrophe and 8
+/// bytes of text from its start, with no branch that depends on the
+/// word: it is loaded, lower-cased and compared with the fillers and the previous token as one
+/// `u64`, and written as 8 chars of which the view keeps its own. With the eight-byte scans
+/// this took a 100,000-char chunk's match from ~650 to ~430 us (BENCHMARKS.md); a short chunk
+/// matched again and again in a loop gained nothing (a few percent slower: more instructions),
+/// because there the branch predictor has learnt the chunk's words, which it cannot do on text it
+/// has not seen.
+#[inline(always)]
+fn take_short(st: &mut TokenState, b: &[u8], out: &mut Vec<char>, start: usize, end: usize, token: &mut impl FnMut(usize, usize, usize, &[char])) {
+    if in_label(st, start, end) {
+        return;
+    }
+    let len = end - start;
+    let w = u64::from_le_bytes(b[start..start + 8].try_into().expect("8 bytes"));
+    let word = lower_bytes(w) & (u64::MAX >> (64 - 8 * len));
+    if (PACKED_FILLERS[filler_slot(word)] == word) | (word == st.prev_word) {
+        return;
+    }
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    let first = out.len();
+    out.extend_from_slice(&word.to_le_bytes().map(char::from));
+    out.truncate(first + len);
+    st.prev = first..first + len;
+    st.prev_word = word;
+    token(start, end, first, &out[first..]);
+    if b.get(end) == Some(&b'%') {
+        push_percent(out, end, token);
+    }
+}
+
+/// The token "percent" for the `%` at byte `at`, right after a number.
+#[inline(always)]
+fn push_percent(out: &mut Vec<char>, at: usize, token: &mut impl FnMut(usize, usize, usize, &[char])) {
+    out.push(' ');
+    let first = out.len();
+    out.extend("percent".chars());
+    token(at, at + 1, first, &out[first..]);
 }
 
 /// One raw token `text[start..end]` into the view: dropped inside a speaker label, folded into
@@ -503,11 +691,7 @@ fn take_token(
     ascii_apostrophe: Option<bool>,
     token: &mut impl FnMut(usize, usize, usize, &[char]),
 ) {
-    let labels = &st.labels;
-    while st.li < labels.len() && labels[st.li].1 <= start {
-        st.li += 1;
-    }
-    if st.li < labels.len() && labels[st.li].0 <= start && end <= labels[st.li].1 {
+    if in_label(st, start, end) {
         return;
     }
     let before = out.len();
@@ -542,13 +726,11 @@ fn take_token(
         return;
     }
     st.prev = first..out.len();
+    st.prev_word = pack_chars(&out[first..]);
     token(start, end, first, &out[first..]);
     // a `%` right after a number becomes the token "percent"
     if text.as_bytes().get(end) == Some(&b'%') {
-        out.push(' ');
-        let first = out.len();
-        out.extend("percent".chars());
-        token(end, end + 1, first, &out[first..]);
+        push_percent(out, end, token);
     }
 }
 
@@ -814,6 +996,8 @@ pub(crate) mod tests {
             "'y",
             "1.",
             "Hmm",
+            "internationally",
+            "Q3REVENUE2026",
             "\u{2019}",
             "it\u{2019}s",
             "caf\u{e9}",
@@ -842,7 +1026,11 @@ pub(crate) mod tests {
         for f in FILLERS {
             let c: Vec<char> = f.chars().collect();
             assert!((2..=6).contains(&c.len()) && matches!(c[0], 'u' | 'e' | 'a' | 'h' | 'm') && matches!(c[1], 'm' | 'h' | 'r'), "{f}");
+            // the short-word path finds each filler in its slot
+            let w = pack(f.as_bytes());
+            assert!(f.is_ascii() && f.len() <= 8 && PACKED_FILLERS[filler_slot(w)] == w, "{f}");
         }
+        assert_eq!(PACKED_FILLERS.iter().filter(|&&w| w != 0).count(), FILLERS.len());
     }
 
     /// `may_start_number` holds for every word a number can start with, and for some word of
@@ -875,6 +1063,28 @@ pub(crate) mod tests {
                 let any = toks.iter().any(|tok| may_start_number(&chars(&tok.norm)));
                 assert!(numbers(&toks).is_empty() || any, "{}", v[key]);
             }
+        }
+    }
+
+    /// The eight-byte scan ends a run of letters and digits where the byte loop does, for every
+    /// byte value at every place in the word and for runs across the word's edge.
+    #[test]
+    fn alnum_runs_end_where_the_byte_loop_ends_them() {
+        let plain = |b: &[u8], j: usize| (j..b.len()).find(|&i| !b[i].is_ascii_alphanumeric()).unwrap_or(b.len());
+        for stop in 0..=255u8 {
+            for len in 0..20 {
+                for at in 0..len {
+                    let mut b = vec![b'a'; len];
+                    b[at] = stop;
+                    for j in 0..=len {
+                        assert_eq!(alnum_run_end(&b, j), plain(&b, j), "{stop} {len} {at} {j}");
+                    }
+                }
+            }
+        }
+        let b = b"Zz09az AZ@[`{/:";
+        for j in 0..=b.len() {
+            assert_eq!(alnum_run_end(b, j), plain(b, j), "{j}");
         }
     }
 

@@ -294,6 +294,9 @@ fn columns<'a>(
 /// char's masks are read from the 128-entry table with no bounds check in the loop (`c < 128`
 /// and the table's length prove every index in bounds).
 /// `STORE == false` drops the stores from the loop (with them in it, the state spilled to memory).
+/// Not inlined: inside [`myers`], with its eight copies, the loop kept the best score and its
+/// end on the stack (a load and a store each per column).
+#[inline(never)]
 fn myers_fixed<const NB: usize, const STORE: bool>(peq: &Peq, m: usize, text: &[char], anchored: bool, store: Option<&mut Vec<u64>>) -> (usize, usize) {
     debug_assert_eq!(peq.nb, NB);
     let store = if STORE { store } else { None };

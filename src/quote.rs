@@ -521,33 +521,45 @@ fn myers_halves(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
         }
     };
     let last = (m - 1) % 64;
-    let (mut pa, mut ma, mut pb, mut mb) = (u64::MAX, 0u64, u64::MAX, 0u64);
-    let (mut sa, mut sb) = (m as i64, m as i64);
-    let (mut best_a, mut end_a, mut best_b, mut end_b) = (m as i64, 0usize, m as i64, 0usize);
+    let (mut x, mut y) = (Chain::new(m), Chain::new(m));
     for (j, (&ca, &cb)) in a.iter().zip(b).enumerate() {
-        let (ph, mh) = step(&mut pa, &mut ma, eq(ca), 0, 0);
-        sa += ((ph >> last) & 1) as i64 - ((mh >> last) & 1) as i64;
-        let (ph, mh) = step(&mut pb, &mut mb, eq(cb), 0, 0);
-        sb += ((ph >> last) & 1) as i64 - ((mh >> last) & 1) as i64;
-        if sa < best_a {
-            (best_a, end_a) = (sa, j);
-        }
-        if sb < best_b {
-            (best_b, end_b) = (sb, j);
-        }
+        x.column(eq(ca), last, j);
+        y.column(eq(cb), last, j);
     }
     // the second part is the longer by up to 2m + 1 chars
     for (j, &cb) in b.iter().enumerate().skip(a.len()) {
-        let (ph, mh) = step(&mut pb, &mut mb, eq(cb), 0, 0);
-        sb += ((ph >> last) & 1) as i64 - ((mh >> last) & 1) as i64;
-        if sb < best_b {
-            (best_b, end_b) = (sb, j);
-        }
+        y.column(eq(cb), last, j);
     }
-    if best_a <= best_b {
-        (best_a as usize, end_a)
+    if x.best <= y.best {
+        (x.best as usize, x.end)
     } else {
-        (best_b as usize, s - 2 * m + end_b)
+        (y.best as usize, s - 2 * m + y.end)
+    }
+}
+
+/// One semi-global column chain of a one-block pattern: its vertical deltas, the score of its
+/// last row and the best score so far with its (leftmost) column.
+struct Chain {
+    pv: u64,
+    mv: u64,
+    score: i64,
+    best: i64,
+    end: usize,
+}
+
+impl Chain {
+    fn new(m: usize) -> Chain {
+        Chain { pv: u64::MAX, mv: 0, score: m as i64, best: m as i64, end: 0 }
+    }
+
+    /// Column `j`, whose text char has the pattern mask `eq`; `last` is the pattern's last row.
+    #[inline(always)]
+    fn column(&mut self, eq: u64, last: usize, j: usize) {
+        let (ph, mh) = step(&mut self.pv, &mut self.mv, eq, 0, 0);
+        self.score += ((ph >> last) & 1) as i64 - ((mh >> last) & 1) as i64;
+        if self.score < self.best {
+            (self.best, self.end) = (self.score, j);
+        }
     }
 }
 
@@ -901,6 +913,16 @@ mod tests {
         best
     }
 
+    /// A xorshift generator from `seed`: `rnd(n)` is in `0..n`.
+    fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
+    }
+
     /// The q-gram filter changes nothing: on random word texts with repeats (ties between ends),
     /// quotes copied with 0-40 % edits or made up, and thresholds from 0 to 100, `search` gives
     /// the full pass's distance and leftmost end.
@@ -910,13 +932,7 @@ mod tests {
             "the", "pilot", "discount", "is", "now", "five", "percent", "and", "we", "agreed", "on", "three", "months", "so", "team", "price", "ok", "dana",
             "said", "ten", "café", "naïve", "straße", "日本",
         ];
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut rnd = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
         let (mut filtered, mut cases) = (0, 0);
         for round in 0..300 {
             let words: Vec<&str> = (0..40 + rnd(2000)).map(|_| WORDS[rnd(WORDS.len())]).collect();
@@ -962,13 +978,7 @@ mod tests {
     /// straddle the split, sit near it on either side, or occur twice (a tie across the halves).
     #[test]
     fn halves_equal_one_chain() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
         for round in 0..3000 {
             let m = 1 + rnd(64);
             let n = 8 * m + rnd(400);

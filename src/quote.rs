@@ -329,33 +329,48 @@ fn score_of(dist: usize, m: usize) -> f64 {
 /// Length of the q-grams of [`candidate_ranges`].
 const QGRAM: usize = 3;
 
-/// q-gram positions per counting block of [`candidate_ranges`].
-const QBLOCK: usize = 8;
+/// q-gram positions per counting block of [`candidate_ranges`] (three sampled q-grams).
+const QBLOCK: usize = 9;
+// a block starts at a sampled position
+const _: () = assert!(QBLOCK % QGRAM == 0);
 
 /// Quotes of at most this many normalised chars are searched whole. Measured on the scaling
-/// cases (2,000-char chunk): a 10-word quote (63 chars, one block) 11.5 -> 9.2 us with the filter,
-/// since after the probe it needs 46 of its 61 q-grams in a window; a 5-word one (20 chars) needs
-/// 6 of 18 at the default threshold, which most windows of transcript have, and gains nothing.
+/// cases (2,000-char chunk): a 10-word quote (63 chars, one block) 11.5 -> 9.2 us with the filter
+/// (every q-gram counted), since after the probe it needs 46 of its 61 q-grams in a window (13 of
+/// its ~22 sampled ones); a 5-word one (20 chars) needs 6 of 18 at the default threshold, which
+/// most windows of transcript have, and gains nothing.
 const QFILTER_MIN: usize = 32;
 
 /// Where an alignment of `pat` with at most `k` edits can lie in `text`: merged char ranges, in
 /// order, that hold every such alignment whole (`counts` from [`qgram_counts`]); `None` where the
 /// filter cannot rule anything out.
 ///
-/// The q-gram lemma: an alignment with at most `k` edits keeps at least `m - q + 1 - k q` of the
-/// pattern's q-grams intact, each at its own text position inside the aligned span, and the span
-/// is at most `m + k` chars long. So every window of `m + k` text chars that holds such a span
-/// has at least that many positions whose q-gram occurs in the pattern. Counting positions whose
-/// q-gram's hash is in the pattern's hash set only adds positions (a collision), so no window
-/// with a passing alignment is ever dropped.
+/// The q-gram lemma ([`Grams::Every`]): an alignment with at most `k` edits keeps at least
+/// `m - q + 1 - k q` of the pattern's q-grams intact, each at its own text position inside the
+/// aligned span, and the span is at most `m + k` chars long. So every window of `m + k` text
+/// chars that holds such a span has at least that many positions whose q-gram occurs in the
+/// pattern.
+///
+/// Sampled q-grams ([`Grams::Sampled`]): only the text's q-grams at every `q`-th position are
+/// counted, the text cut into consecutive q-grams, a third of the hashing. An alignment
+/// with at most `k` edits spans at least `m - k` text chars, so at least `(m - k - q + 1) / q`
+/// (rounded down) sampled positions start a q-gram inside it; an edit (a substituted or inserted
+/// text char, or a pattern char missing between two text chars) touches the q-grams of at most
+/// `q` consecutive positions, of which at most one is sampled; every sampled q-gram no edit
+/// touches is a copy of `q` consecutive pattern chars. So a window of `m + k` text chars that
+/// holds such a span has at least `need = (m - k - q + 1) / q - k` sampled positions whose
+/// q-gram occurs in the pattern.
+///
+/// Either way, counting positions whose q-gram's hash is in the pattern's hash set only adds
+/// positions (a collision), so no window with a passing alignment is dropped.
 ///
 /// Hits are counted per block of `QBLOCK` q-gram positions, not per position: a span whose
 /// q-grams start at position `a` has them all in blocks `a / QBLOCK ..= (a + w - 1) / QBLOCK`,
 /// at most `nbw` blocks from its first, so a block whose `nbw`-block sum falls short of `need`
 /// starts no passing span. The ranges grow by under a block on each side; the per-position
 /// sliding window (with its byte per position) cost three times the hashing itself.
-fn candidate_ranges(counts: &[u32], m: usize, n: usize, k: usize) -> Option<Vec<(usize, usize)>> {
-    let need = (m + 1).checked_sub(QGRAM + k * QGRAM).filter(|&x| x > 0)?;
+fn candidate_ranges(counts: &[u32], grams: Grams, m: usize, n: usize, k: usize) -> Option<Vec<(usize, usize)>> {
+    let need = grams.need(m, k)?;
     let span = m + k;
     let mut out: Vec<(usize, usize)> = Vec::new();
     for (bi, sum) in window_sums(counts, blocks_per_span(span)).enumerate() {
@@ -391,10 +406,46 @@ fn blocks_per_span(span: usize) -> usize {
     (QBLOCK + w - 2) / QBLOCK + 1
 }
 
-/// Per block of `QBLOCK` text positions, how many q-grams starting there hash into the set of
-/// `pat`'s q-grams (see [`candidate_ranges`]); `None` where the filter does not pay for itself.
-/// One table lookup per text char against the ~40 operations of a two-block Myers column; on
-/// transcript text 3-15 % of a long chunk survives for quotes of 5-20 words.
+/// Which of the text's q-grams [`qgram_counts`] counts (see [`candidate_ranges`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Grams {
+    /// the q-gram at every position
+    Every,
+    /// the q-grams at every `QGRAM`-th position
+    Sampled,
+}
+
+impl Grams {
+    /// Hits a window must hold for an alignment with at most `k` edits (see
+    /// [`candidate_ranges`]); `None` where no window can be ruled out.
+    fn need(self, m: usize, k: usize) -> Option<usize> {
+        match self {
+            Grams::Every => (m + 1).checked_sub(QGRAM + k * QGRAM),
+            Grams::Sampled => ((m + 1).checked_sub(k + QGRAM)? / QGRAM).checked_sub(k),
+        }
+        .filter(|&x| x > 0)
+    }
+
+    /// The q-grams to count for a quote whose best alignment has at most `k` edits. Sampling
+    /// hashes a third of the positions, but an edit costs a sampled window the same one hit as it
+    /// costs three of a full window's positions, and the span's slack costs it `k / q` more: its
+    /// bar falls from `(m - 3k - 2) / (m + k)` of a window's positions to `(m - 4k - 2) / (m + k)`.
+    /// Sampled while that bar is at least 0.4 (`k` up to about `m / 7`): on the scaling cases a
+    /// quote with 21 edits in 119 chars let so much of a 30,000-char chunk through the sampled
+    /// filter that its match took 100 -> 180 us, while 3-12 edits in 63-115 chars gained 5-10 %.
+    fn for_edits(m: usize, k: usize) -> Grams {
+        match Grams::Sampled.need(m, k) {
+            Some(need) if 5 * QGRAM * need >= 2 * (m + k) => Grams::Sampled,
+            _ => Grams::Every,
+        }
+    }
+}
+
+/// Per block of `QBLOCK` text positions, how many of the sampled q-grams starting there
+/// ([`Grams::Sampled`]) hash into the set of `pat`'s q-grams (see [`candidate_ranges`]); `None`
+/// where the filter does not pay for itself. One table lookup per three text chars against the
+/// ~40 operations of a two-block Myers column; on transcript text 3-15 % of a long chunk
+/// survives for quotes of 5-20 words. [`add_unsampled`] makes them [`Grams::Every`]'s counts.
 fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<Vec<u32>> {
     let (m, n) = (pat.len(), text.len());
     // Measured on the scaling cases (BENCHMARKS.md): on texts under ~8 spans too much of the
@@ -403,31 +454,63 @@ fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<Vec<u32>> {
     if m <= QFILTER_MIN || n < 8 * (m + k) {
         return None;
     }
-    let hash = |a: char, b: char, c: char| -> usize {
-        let x = (a as u32) ^ (b as u32).rotate_left(11) ^ (c as u32).rotate_left(22);
-        (x.wrapping_mul(0x9E37_79B1) >> 20) as usize
-    };
-    let mut set = [0u64; 64];
-    for g in pat.windows(QGRAM) {
-        let h = hash(g[0], g[1], g[2]);
-        set[h / 64] |= 1 << (h % 64);
+    let set = QgramSet::new(pat);
+    Some(qgram_blocks(text, 0).map(|b| set.hits(b)).collect())
+}
+
+/// `counts` from [`qgram_counts`] with the q-grams at the positions sampling skipped added:
+/// the hits of every position, each hashed once in all.
+fn add_unsampled(pat: &[char], text: &[char], counts: &mut [u32]) {
+    let set = QgramSet::new(pat);
+    for offset in 1..QGRAM {
+        for (c, b) in counts.iter_mut().zip(qgram_blocks(text, offset)) {
+            *c += set.hits(b);
+        }
     }
-    let nq = n + 1 - QGRAM;
-    Some(
-        (0..nq.div_ceil(QBLOCK))
-            .map(|bi| {
-                let a = bi * QBLOCK;
-                // the chars of the block's q-grams; `windows` keeps the loop free of bounds checks
-                text[a..(a + QBLOCK + QGRAM - 1).min(n)]
-                    .windows(QGRAM)
-                    .map(|g| {
-                        let h = hash(g[0], g[1], g[2]);
-                        ((set[h / 64] >> (h % 64)) & 1) as u32
-                    })
-                    .sum()
+}
+
+/// For each block of `QBLOCK` q-gram positions, the chars of its q-grams at the positions
+/// `offset`, `offset + q`, .. from the block's start (the last block's up to position
+/// `n - q`), cut into consecutive q-grams by [`QgramSet::hits`].
+fn qgram_blocks(text: &[char], offset: usize) -> impl Iterator<Item = &[char]> {
+    let nq = text.len() + 1 - QGRAM;
+    (0..nq.div_ceil(QBLOCK)).map(move |bi| {
+        let a = bi * QBLOCK;
+        &text[a + offset..(a + QBLOCK).min(nq) + QGRAM - 1]
+    })
+}
+
+/// The hashes of a pattern's q-grams, as a 4,096-bit set.
+struct QgramSet([u64; 64]);
+
+impl QgramSet {
+    fn new(pat: &[char]) -> QgramSet {
+        let mut set = QgramSet([0; 64]);
+        for g in pat.windows(QGRAM) {
+            let h = Self::hash(g);
+            set.0[h / 64] |= 1 << (h % 64);
+        }
+        set
+    }
+
+    #[inline(always)]
+    fn hash(g: &[char]) -> usize {
+        let x = (g[0] as u32) ^ (g[1] as u32).rotate_left(11) ^ (g[2] as u32).rotate_left(22);
+        (x.wrapping_mul(0x9E37_79B1) >> 20) as usize
+    }
+
+    /// How many of the consecutive q-grams of `chars` (a remainder under q chars left out) are
+    /// in the set; `chunks_exact` keeps the loop free of bounds checks.
+    #[inline(always)]
+    fn hits(&self, chars: &[char]) -> u32 {
+        chars
+            .chunks_exact(QGRAM)
+            .map(|g| {
+                let h = Self::hash(g);
+                ((self.0[h / 64] >> (h % 64)) & 1) as u32
             })
-            .collect(),
-    )
+            .sum()
+    }
 }
 
 /// An upper bound on the best distance of `pat` in `text`: the distance of the best alignment
@@ -472,11 +555,15 @@ fn max_passing(m: usize, threshold: f64) -> Option<usize> {
 /// (failing) score is exact too.
 fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usize) {
     let m = pat.len();
-    if let Some((k, counts)) = max_passing(m, threshold).and_then(|k| qgram_counts(pat, text, k).map(|c| (k, c))) {
+    if let Some((k, mut counts)) = max_passing(m, threshold).and_then(|k| qgram_counts(pat, text, k).map(|c| (k, c))) {
         // the best distance is at most the probe's (a real alignment): the ranges need only
         // hold the alignments within that many edits, fewer than `k` for a close quote
         let k = k.min(probe(peq, m, text, &counts, m + k));
-        if let Some(ranges) = candidate_ranges(&counts, m, text.len(), k) {
+        let grams = Grams::for_edits(m, k);
+        if grams == Grams::Every {
+            add_unsampled(pat, text, &mut counts);
+        }
+        if let Some(ranges) = candidate_ranges(&counts, grams, m, text.len(), k) {
             let mut best = (usize::MAX, 0);
             for (a, b) in ranges {
                 let (d, j) = scan(peq, m, &text[a..b]);
@@ -610,19 +697,36 @@ fn trace(peq: &Peq, pat: &[char], span: &[char], hit: &mut [bool]) -> usize {
         }
         v
     };
+    // D[i][j] - D[i - 1][j]: the vertical delta of column j at row i (column 0 is 0, 1, 2, ..)
+    let vd = |i: usize, j: usize| -> i64 {
+        if j == 0 {
+            return 1;
+        }
+        let (r, b) = ((i - 1) / 64, (i - 1) % 64);
+        let col = &cols[(j - 1) * 2 * nb..j * 2 * nb];
+        ((col[r] >> b) & 1) as i64 - ((col[nb + r] >> b) & 1) as i64
+    };
+    // the walk carries D[i][j]: a step up or left gets its new value from one delta, so only
+    // the diagonal cell costs a popcount sum per step (three sums per step before)
     let (mut i, mut j) = (m, n);
+    let mut cur = d(i, j);
     let (mut gap, mut max_gap) = (0usize, 0usize);
     while i > 0 || j > 0 {
-        let cur = d(i, j);
-        if i > 0 && j > 0 && cur == d(i - 1, j - 1) + i64::from(pat[i - 1] != span[j - 1]) {
+        let diag = if i > 0 && j > 0 { d(i - 1, j - 1) } else { 0 };
+        if i > 0 && j > 0 && cur == diag + i64::from(pat[i - 1] != span[j - 1]) {
             i -= 1;
             j -= 1;
             hit[i] = pat[i] == span[j];
             gap = 0;
-        } else if i > 0 && cur == d(i - 1, j) + 1 {
+            cur = diag;
+        } else if i > 0 && vd(i, j) == 1 {
+            // D[i][j] == D[i - 1][j] + 1
+            cur -= 1;
             i -= 1;
             gap = 0;
         } else {
+            // D[i][j - 1] = D[i - 1][j - 1] + its vertical delta (row 0: j - 1)
+            cur = if i > 0 { diag + vd(i, j - 1) } else { j as i64 - 1 };
             j -= 1;
             gap += 1;
             max_gap = max_gap.max(gap);
@@ -900,17 +1004,84 @@ mod tests {
     use super::*;
 
     fn naive(pat: &[char], text: &[char]) -> usize {
+        naive_ends(pat, text).into_iter().fold(pat.len(), usize::min)
+    }
+
+    /// The semi-global distance of `pat` for each end in `text` (plain DP).
+    fn naive_ends(pat: &[char], text: &[char]) -> Vec<usize> {
         let mut prev: Vec<usize> = (0..=pat.len()).collect();
-        let mut best = pat.len();
+        let mut ends = Vec::with_capacity(text.len());
         for &c in text {
             let mut cur = vec![0; pat.len() + 1];
             for i in 1..=pat.len() {
                 cur[i] = (prev[i - 1] + usize::from(pat[i - 1] != c)).min(prev[i] + 1).min(cur[i - 1] + 1);
             }
-            best = best.min(cur[pat.len()]);
+            ends.push(cur[pat.len()]);
             prev = cur;
         }
-        best
+        ends
+    }
+
+    const WORDS: &[&str] = &[
+        "the", "pilot", "discount", "is", "now", "five", "percent", "and", "we", "agreed", "on", "three", "months", "so", "team", "price", "ok", "dana",
+        "said", "ten", "café", "naïve", "straße", "日本",
+    ];
+
+    /// A word text of `40 + rnd(2000)` words and a quote of 3-200 chars copied from it with 0-40 %
+    /// edits (a substituted letter, a dropped char, a non-ASCII char, an inserted `q`), or made up.
+    fn text_and_quote(rnd: &mut impl FnMut(usize) -> usize, round: usize) -> (Vec<char>, Vec<char>) {
+        let words: Vec<&str> = (0..40 + rnd(2000)).map(|_| WORDS[rnd(WORDS.len())]).collect();
+        let mut text: Vec<char> = words.join(" ").chars().collect();
+        if round % 3 == 0 {
+            // a repeated passage: equal distances at two ends
+            let piece = text[..text.len() / 3].to_vec();
+            text.extend(std::iter::once(' ').chain(piece));
+        }
+        let qlen = (3 + rnd(200)).min(text.len());
+        let from = rnd(text.len() - qlen + 1);
+        let mut pat: Vec<char> = if round % 5 == 4 { (0..qlen).map(|_| char::from(b'a' + rnd(26) as u8)).collect() } else { text[from..from + qlen].to_vec() };
+        for _ in 0..rnd(pat.len() * 2 / 5 + 1) {
+            let i = rnd(pat.len());
+            match rnd(4) {
+                0 => pat[i] = char::from(b'a' + rnd(26) as u8),
+                1 if pat.len() > 3 => {
+                    pat.remove(i);
+                }
+                // a non-ASCII char the text may not hold (the masks' slot 0)
+                2 => pat[i] = 'ø',
+                _ => pat.insert(i, 'q'),
+            }
+        }
+        (text, pat)
+    }
+
+    /// The filter's lemma, both ways of counting: every alignment with at most `k` edits (the
+    /// shortest one at each end whose plain-DP distance is at most `k`) lies whole inside one of
+    /// the candidate ranges.
+    #[test]
+    fn every_alignment_within_k_lies_in_a_range() {
+        let mut rnd = xorshift(0x5DEE_CE66_D1CE_4E5B);
+        let mut checked = [0usize; 2];
+        for round in 0..200 {
+            let (text, pat) = text_and_quote(&mut rnd, round);
+            let m = pat.len();
+            let ends = naive_ends(&pat, &text);
+            for (g, grams) in [Grams::Every, Grams::Sampled].into_iter().enumerate() {
+                for k in [0, m / 20, m / 10, m / 7, m / 5] {
+                    let Some(mut counts) = qgram_counts(&pat, &text, k) else { continue };
+                    if grams == Grams::Every {
+                        add_unsampled(&pat, &text, &mut counts);
+                    }
+                    let Some(ranges) = candidate_ranges(&counts, grams, m, text.len(), k) else { continue };
+                    for (j, &d) in ends.iter().enumerate().filter(|&(_, &d)| d <= k) {
+                        let start = align_start(&pat, &text, j, d);
+                        assert!(ranges.iter().any(|&(a, b)| a <= start && j < b), "round {round} {grams:?} k {k} end {j} start {start}");
+                        checked[g] += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked.iter().all(|&c| c > 1000), "{checked:?}");
     }
 
     /// A xorshift generator from `seed`: `rnd(n)` is in `0..n`.
@@ -928,36 +1099,10 @@ mod tests {
     /// the full pass's distance and leftmost end.
     #[test]
     fn filtered_search_equals_the_full_pass() {
-        const WORDS: &[&str] = &[
-            "the", "pilot", "discount", "is", "now", "five", "percent", "and", "we", "agreed", "on", "three", "months", "so", "team", "price", "ok", "dana",
-            "said", "ten", "café", "naïve", "straße", "日本",
-        ];
         let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
         let (mut filtered, mut cases) = (0, 0);
         for round in 0..300 {
-            let words: Vec<&str> = (0..40 + rnd(2000)).map(|_| WORDS[rnd(WORDS.len())]).collect();
-            let mut text: Vec<char> = words.join(" ").chars().collect();
-            if round % 3 == 0 {
-                // a repeated passage: equal distances at two ends
-                let piece = text[..text.len() / 3].to_vec();
-                text.extend(std::iter::once(' ').chain(piece));
-            }
-            let qlen = (3 + rnd(200)).min(text.len());
-            let from = rnd(text.len() - qlen + 1);
-            let mut pat: Vec<char> =
-                if round % 5 == 4 { (0..qlen).map(|_| char::from(b'a' + rnd(26) as u8)).collect() } else { text[from..from + qlen].to_vec() };
-            for _ in 0..rnd(pat.len() * 2 / 5 + 1) {
-                let i = rnd(pat.len());
-                match rnd(4) {
-                    0 => pat[i] = char::from(b'a' + rnd(26) as u8),
-                    1 if pat.len() > 3 => {
-                        pat.remove(i);
-                    }
-                    // a non-ASCII char the text may not hold (the masks' slot 0)
-                    2 => pat[i] = 'ø',
-                    _ => pat.insert(i, 'q'),
-                }
-            }
+            let (text, pat) = text_and_quote(&mut rnd, round);
             let peq = Peq::new(&pat);
             let full = myers(&peq, pat.len(), &text, false, None);
             for threshold in [0.0, 50.0, 70.0, 80.0, 90.0, 100.0] {

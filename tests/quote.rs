@@ -33,10 +33,11 @@ fn qmsum_val_cases_accuracy() {
     assert!(bal >= 0.95, "balanced accuracy {bal:.3}");
     assert!(tn as f64 / n as f64 >= 0.97, "false quotes must be rejected");
     // every kind holds its own floor (today: franken 1.000, was 0.941 before stray edge words
-    // counted as stitching; number 1.000, invented 1.000, true 0.954): a change that trades one
-    // kind for another shows here, not only in the balance
+    // counted as stitching; number 1.000, invented 1.000, true 0.966, was 0.954 before
+    // `Name (Role):` speaker labels were left out of the match): a change that trades one kind
+    // for another shows here, not only in the balance
     assert_eq!(kinds.len(), 4, "{kinds:?}");
-    for (k, floor) in [("franken", 0.99), ("invented", 0.99), ("number", 0.97), ("true", 0.95)] {
+    for (k, floor) in [("franken", 0.99), ("invented", 0.99), ("number", 0.97), ("true", 0.96)] {
         assert!(rate(k) >= floor, "{k}: {}", table.join(", "));
     }
 }

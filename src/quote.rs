@@ -445,8 +445,9 @@ impl Grams {
 /// ([`Grams::Sampled`]) hash into the set of `pat`'s q-grams (see [`candidate_ranges`]); `None`
 /// where the filter does not pay for itself. One table lookup per three text chars against the
 /// ~40 operations of a two-block Myers column; on transcript text 3-15 % of a long chunk
-/// survives for quotes of 5-20 words. [`add_unsampled`] makes them [`Grams::Every`]'s counts.
-fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<Vec<u32>> {
+/// survives for quotes of 5-20 words. Returned with the pattern's set, which [`add_unsampled`]
+/// takes to make them [`Grams::Every`]'s counts.
+fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<(QgramSet, Vec<u32>)> {
     let (m, n) = (pat.len(), text.len());
     // Measured on the scaling cases (BENCHMARKS.md): on texts under ~8 spans too much of the
     // text survives the filter, and a short quote's few q-grams rule little out (QFILTER_MIN);
@@ -455,13 +456,14 @@ fn qgram_counts(pat: &[char], text: &[char], k: usize) -> Option<Vec<u32>> {
         return None;
     }
     let set = QgramSet::new(pat);
-    Some(qgram_blocks(text, 0).map(|b| set.hits(b)).collect())
+    let counts = qgram_blocks(text, 0).map(|b| set.hits(b)).collect();
+    Some((set, counts))
 }
 
 /// `counts` from [`qgram_counts`] with the q-grams at the positions sampling skipped added:
-/// the hits of every position, each hashed once in all.
-fn add_unsampled(pat: &[char], text: &[char], counts: &mut [u32]) {
-    let set = QgramSet::new(pat);
+/// the hits of every position, each hashed once in all (`set`: the pattern's, from
+/// [`qgram_counts`]).
+fn add_unsampled(set: &QgramSet, text: &[char], counts: &mut [u32]) {
     for offset in 1..QGRAM {
         for (c, b) in counts.iter_mut().zip(qgram_blocks(text, offset)) {
             *c += set.hits(b);
@@ -555,13 +557,13 @@ fn max_passing(m: usize, threshold: f64) -> Option<usize> {
 /// (failing) score is exact too.
 fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usize) {
     let m = pat.len();
-    if let Some((k, mut counts)) = max_passing(m, threshold).and_then(|k| qgram_counts(pat, text, k).map(|c| (k, c))) {
+    if let Some((k, (set, mut counts))) = max_passing(m, threshold).and_then(|k| qgram_counts(pat, text, k).map(|c| (k, c))) {
         // the best distance is at most the probe's (a real alignment): the ranges need only
         // hold the alignments within that many edits, fewer than `k` for a close quote
         let k = k.min(probe(peq, m, text, &counts, m + k));
         let grams = Grams::for_edits(m, k);
         if grams == Grams::Every {
-            add_unsampled(pat, text, &mut counts);
+            add_unsampled(&set, text, &mut counts);
         }
         if let Some(ranges) = candidate_ranges(&counts, grams, m, text.len(), k) {
             let mut best = (usize::MAX, 0);
@@ -1068,9 +1070,9 @@ mod tests {
             let ends = naive_ends(&pat, &text);
             for (g, grams) in [Grams::Every, Grams::Sampled].into_iter().enumerate() {
                 for k in [0, m / 20, m / 10, m / 7, m / 5] {
-                    let Some(mut counts) = qgram_counts(&pat, &text, k) else { continue };
+                    let Some((set, mut counts)) = qgram_counts(&pat, &text, k) else { continue };
                     if grams == Grams::Every {
-                        add_unsampled(&pat, &text, &mut counts);
+                        add_unsampled(&set, &text, &mut counts);
                     }
                     let Some(ranges) = candidate_ranges(&counts, grams, m, text.len(), k) else { continue };
                     for (j, &d) in ends.iter().enumerate().filter(|&(_, &d)| d <= k) {

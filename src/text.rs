@@ -463,7 +463,12 @@ const ROLE_HEAD: usize = LABEL_HEAD + ROLE_MAX + 2;
 /// Where a speaker label may be: the first [`LABEL_HEAD`] bytes of `s` (cut at a char
 /// boundary). A label is a short name; a colon further in belongs to the sentence.
 pub fn label_head(s: &str) -> &str {
-    let mut cut = s.len().min(LABEL_HEAD);
+    head(s, LABEL_HEAD)
+}
+
+/// The first `max` bytes of `s`, cut back to a char boundary.
+fn head(s: &str, max: usize) -> &str {
+    let mut cut = s.len().min(max);
     while !s.is_char_boundary(cut) {
         cut -= 1;
     }
@@ -555,11 +560,7 @@ fn ascii_role(head: &[u8], open: usize) -> Option<Option<usize>> {
 
 /// [`speaker_label_ranges`]'s rule on one line with any chars.
 fn general_label(line: &str, line_start: usize, out: &mut Vec<(usize, usize)>) {
-    let mut cut = line.len().min(ROLE_HEAD);
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let Some(colon) = line[..cut].find(':') else { return };
+    let Some(colon) = head(line, ROLE_HEAD).find(':') else { return };
     let label = &line[..colon];
     let head = label_head(line).len();
     let ok = (colon < head && label_name(label))

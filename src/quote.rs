@@ -582,12 +582,104 @@ fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usi
     scan(peq, m, text)
 }
 
-/// The semi-global [`myers`] of the quote over `text`, in two chains where that pays.
+/// The semi-global [`myers`] of the quote over `text`, in three lanes of one word or in two
+/// chains where that pays.
 fn scan(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
+    if m < LANE && text.len() >= LANES_MIN * m {
+        return myers_lanes(peq, m, text);
+    }
     if peq.nb == 1 && text.len() >= 8 * m {
         return myers_halves(peq, m, text);
     }
     myers(peq, m, text, false, None)
+}
+
+/// Bits per lane of [`myers_lanes`]: three lanes in a `u64`, each for a pattern of under
+/// `LANE` chars (the addition's carry out of a lane's `m` rows lands in its spare bits).
+const LANE: usize = 21;
+
+/// [`myers_lanes`] for texts of at least this many pattern lengths: each lane after the first
+/// starts `2m` columns early, and on shorter texts that overlap eats the gain.
+const LANES_MIN: usize = 12;
+
+/// Bit 0 of each of the three lanes.
+const LANE_LOW: u64 = 1 | 1 << LANE | 1 << (2 * LANE);
+
+/// The semi-global [`myers`] of a pattern of under [`LANE`] chars over a long text, as three
+/// column chains packed into the lanes of one `u64`, over three consecutive parts of the text
+/// (each after the first starting `2m` chars early, exact as in [`myers_halves`]): one Hyyrö step
+/// advances all three. A short quote fills a third of the word a one-block pass spends on
+/// it, and its column costs what a full block's does; here a step costs three lookups and a few
+/// masks more, for three columns. Exact: a lane's `m` rows keep the spare bits above them empty
+/// in `pv`, so `(eq & pv) + pv` carries at most into the lane's own bit `m`; the shifted
+/// horizontal deltas and the new `pv` are masked back to the rows (row 0 to a delta of 0). The last row's scores are
+/// three 21-bit counters in one word (each stays in `0..=m`, so no lane borrows from the next),
+/// and a per-lane compare through a guard bit finds the columns where one improves (rare, out
+/// of line).
+#[inline(never)]
+fn myers_lanes(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
+    debug_assert!(peq.nb == 1 && (1..LANE).contains(&m) && text.len() >= 6 * m);
+    let n = text.len();
+    // three lanes of `len` columns: [0, len), [len - 2m, 2 len - 2m), [2 len - 4m, 3 len - 4m),
+    // the last ending at most 2 chars before `n` (the rest is the last lane's alone)
+    let len = (n + 4 * m) / 3;
+    let starts = [0, len - 2 * m, 2 * len - 4 * m];
+    let table = &peq.ascii[..128];
+    let eq = |c: char| -> u64 {
+        if (c as u32) < 128 {
+            table[c as usize]
+        } else {
+            peq.non_ascii(c)[0]
+        }
+    };
+    let rows = ((1u64 << m) - 1) * LANE_LOW;
+    let inner = rows & !LANE_LOW;
+    let guard = LANE_LOW << (LANE - 1);
+    let last = m - 1;
+    let (mut pv, mut mv) = (rows, 0u64);
+    let (mut score, mut best) = (m as u64 * LANE_LOW, m as u64 * LANE_LOW);
+    let mut ends = [0usize; 3];
+    let (a, b, c) = (&text[..len], &text[starts[1]..starts[1] + len], &text[starts[2]..starts[2] + len]);
+    for (j, ((&ca, &cb), &cc)) in a.iter().zip(b).zip(c).enumerate() {
+        let e = eq(ca) | eq(cb) << LANE | eq(cc) << (2 * LANE);
+        let xv = e | mv;
+        let xh = (((e & pv).wrapping_add(pv)) ^ pv) | e;
+        let ph = mv | !(xh | pv);
+        let mh = pv & xh;
+        score = score + ((ph >> last) & LANE_LOW) - ((mh >> last) & LANE_LOW);
+        // row 0 of each lane takes a horizontal delta of 0 (semi-global), not the top bit of
+        // the lane below: the shifted deltas keep rows 1..m of each lane only
+        let phs = (ph << 1) & inner;
+        let mhs = (mh << 1) & inner;
+        pv = (mhs | !(xv | phs)) & rows;
+        mv = phs & xv;
+        // a lane's guard bit survives `(best | guard) - score - 1` where its score < its best
+        let better = ((best | guard) - (score + LANE_LOW)) & guard;
+        if better != 0 {
+            improve(&mut best, &mut ends, score, better, j);
+        }
+    }
+    // the last lane alone over the chars left (0-2)
+    let lane = |x: u64, l: usize| x >> (l * LANE) & ((1 << LANE) - 1);
+    let mut tail = Chain { pv: lane(pv, 2) | !((1u64 << m) - 1), mv: lane(mv, 2), score: lane(score, 2) as i64, best: lane(best, 2) as i64, end: ends[2] };
+    for (j, &ch) in text.iter().enumerate().skip(starts[2] + len) {
+        tail.column(eq(ch), last, j - starts[2]);
+    }
+    let found = [(lane(best, 0), ends[0]), (lane(best, 1), starts[1] + ends[1]), (tail.best as u64, starts[2] + tail.end)];
+    let (d, e) = found.into_iter().min().expect("three lanes");
+    (d as usize, e)
+}
+
+/// The lanes of `better` (their guard bits) take `score` as their best, ending at column `j`.
+#[cold]
+fn improve(best: &mut u64, ends: &mut [usize; 3], score: u64, better: u64, j: usize) {
+    for (l, end) in ends.iter_mut().enumerate() {
+        if better >> (l * LANE + LANE - 1) & 1 == 1 {
+            let mask = ((1u64 << LANE) - 1) << (l * LANE);
+            *best = (*best & !mask) | (score & mask);
+            *end = j;
+        }
+    }
 }
 
 /// The semi-global [`myers`] of a one-block pattern over a long text as two column chains in
@@ -1145,6 +1237,39 @@ mod tests {
             }
             let peq = Peq::new(&pat);
             assert_eq!(myers_halves(&peq, m, &text), myers(&peq, m, &text, false, None), "round {round}");
+        }
+    }
+
+    /// The three-lane scan gives the one-chain pass's distance and leftmost end: quotes of 1-20
+    /// chars in texts of 12 to ~40 quote lengths, placed at the lanes' seams (in either lane's
+    /// overlap), in the last lane's tail, twice (a tie across lanes), with a non-ASCII char.
+    #[test]
+    fn lanes_equal_one_chain() {
+        let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
+        for round in 0..6000 {
+            let m = 1 + rnd(LANE - 1);
+            let n = LANES_MIN * m + rnd(30 * m + 50);
+            let alphabet = 2 + rnd(6);
+            let mut text: Vec<char> = (0..n).map(|_| char::from(b'a' + rnd(alphabet) as u8)).collect();
+            let len = (n + 4 * m) / 3;
+            let seams = [len - 2 * m, len, 2 * len - 4 * m, 2 * len - 2 * m, n - m];
+            let at = (seams[rnd(seams.len())] + rnd(4 * m)).saturating_sub(2 * m).min(n - m);
+            let mut pat = text[at..at + m].to_vec();
+            if round % 3 == 0 {
+                let other = rnd(n - m + 1);
+                text[other..other + m].copy_from_slice(&pat);
+            }
+            if round % 2 == 0 {
+                let i = rnd(m);
+                pat[i] = if round % 4 == 0 { 'ø' } else { 'z' };
+            }
+            if round % 7 == 0 {
+                text[rnd(n)] = 'ø';
+            }
+            let peq = Peq::new(&pat);
+            let want = myers(&peq, m, &text, false, None);
+            assert_eq!(myers_lanes(&peq, m, &text), want, "round {round}: m {m} n {n}");
+            assert_eq!(want.0, naive(&pat, &text), "round {round}");
         }
     }
 

@@ -197,6 +197,14 @@ impl Peq {
         }
     }
 
+    /// The first block's mask of a text char, for the one-block column loops: a closure over the
+    /// ASCII table sliced once, so the loops index it without a bounds check.
+    #[inline(always)]
+    fn first_block(&self) -> impl Fn(char) -> u64 + '_ {
+        let table = &self.ascii[..128];
+        move |c| if (c as u32) < 128 { table[c as usize] } else { self.non_ascii(c)[0] }
+    }
+
     /// The masks of a non-ASCII char: out of line, so the hash lookup's code stays out of the
     /// column loops' registers.
     #[inline(never)]
@@ -624,14 +632,7 @@ fn myers_lanes(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
     // the last ending at most 2 chars before `n` (the rest is the last lane's alone)
     let len = (n + 4 * m) / 3;
     let starts = [0, len - 2 * m, 2 * len - 4 * m];
-    let table = &peq.ascii[..128];
-    let eq = |c: char| -> u64 {
-        if (c as u32) < 128 {
-            table[c as usize]
-        } else {
-            peq.non_ascii(c)[0]
-        }
-    };
+    let eq = peq.first_block();
     let rows = ((1u64 << m) - 1) * LANE_LOW;
     let inner = rows & !LANE_LOW;
     let guard = LANE_LOW << (LANE - 1);
@@ -693,14 +694,7 @@ fn myers_halves(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
     debug_assert!(peq.nb == 1 && text.len() >= 4 * m);
     let s = text.len() / 2;
     let (a, b) = (&text[..s], &text[s - 2 * m..]);
-    let table = &peq.ascii[..128];
-    let eq = |c: char| -> u64 {
-        if (c as u32) < 128 {
-            table[c as usize]
-        } else {
-            peq.non_ascii(c)[0]
-        }
-    };
+    let eq = peq.first_block();
     let last = (m - 1) % 64;
     let (mut x, mut y) = (Chain::new(m), Chain::new(m));
     for (j, (&ca, &cb)) in a.iter().zip(b).enumerate() {
@@ -1213,6 +1207,25 @@ mod tests {
         assert!(filtered * 4 > cases, "{filtered} of {cases}");
     }
 
+    /// A random text of `n` chars over 2 to 7 letters and a copy of `m` of its chars starting up
+    /// to `2m` before or after `point`: in every third round copied again elsewhere in the text (a
+    /// tie), in every second edited at one char (`ø`, which the text lacks, every fourth round).
+    fn planted(rnd: &mut impl FnMut(usize) -> usize, round: usize, m: usize, n: usize, point: usize) -> (Vec<char>, Vec<char>) {
+        let alphabet = 2 + rnd(6);
+        let mut text: Vec<char> = (0..n).map(|_| char::from(b'a' + rnd(alphabet) as u8)).collect();
+        let at = (point + rnd(4 * m)).saturating_sub(2 * m).min(n - m);
+        let mut pat = text[at..at + m].to_vec();
+        if round % 3 == 0 {
+            let other = rnd(n - m + 1);
+            text[other..other + m].copy_from_slice(&pat);
+        }
+        if round % 2 == 0 {
+            let i = rnd(m);
+            pat[i] = if round % 4 == 0 { 'ø' } else { 'z' };
+        }
+        (text, pat)
+    }
+
     /// The two-chain scan gives the one-chain pass's distance and leftmost end, for quotes that
     /// straddle the split, sit near it on either side, or occur twice (a tie across the halves).
     #[test]
@@ -1221,20 +1234,7 @@ mod tests {
         for round in 0..3000 {
             let m = 1 + rnd(64);
             let n = 8 * m + rnd(400);
-            let alphabet = 2 + rnd(6);
-            let mut text: Vec<char> = (0..n).map(|_| char::from(b'a' + rnd(alphabet) as u8)).collect();
-            let s = n / 2;
-            let at = (s + rnd(4 * m)).saturating_sub(2 * m).min(n - m);
-            let mut pat = text[at..at + m].to_vec();
-            if round % 3 == 0 {
-                // the same quote again, before or after
-                let other = rnd(n - m + 1);
-                text[other..other + m].copy_from_slice(&pat);
-            }
-            if round % 2 == 0 {
-                let i = rnd(m);
-                pat[i] = if round % 4 == 0 { 'ø' } else { 'z' };
-            }
+            let (text, pat) = planted(&mut rnd, round, m, n, n / 2);
             let peq = Peq::new(&pat);
             assert_eq!(myers_halves(&peq, m, &text), myers(&peq, m, &text, false, None), "round {round}");
         }
@@ -1249,20 +1249,10 @@ mod tests {
         for round in 0..6000 {
             let m = 1 + rnd(LANE - 1);
             let n = LANES_MIN * m + rnd(30 * m + 50);
-            let alphabet = 2 + rnd(6);
-            let mut text: Vec<char> = (0..n).map(|_| char::from(b'a' + rnd(alphabet) as u8)).collect();
             let len = (n + 4 * m) / 3;
             let seams = [len - 2 * m, len, 2 * len - 4 * m, 2 * len - 2 * m, n - m];
-            let at = (seams[rnd(seams.len())] + rnd(4 * m)).saturating_sub(2 * m).min(n - m);
-            let mut pat = text[at..at + m].to_vec();
-            if round % 3 == 0 {
-                let other = rnd(n - m + 1);
-                text[other..other + m].copy_from_slice(&pat);
-            }
-            if round % 2 == 0 {
-                let i = rnd(m);
-                pat[i] = if round % 4 == 0 { 'ø' } else { 'z' };
-            }
+            let seam = seams[rnd(seams.len())];
+            let (mut text, pat) = planted(&mut rnd, round, m, n, seam);
             if round % 7 == 0 {
                 text[rnd(n)] = 'ø';
             }

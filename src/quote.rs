@@ -620,18 +620,14 @@ const LANE_LOW: u64 = 1 | 1 << LANE | 1 << (2 * LANE);
 /// it, and its column costs what a full block's does; here a step costs three lookups and a few
 /// masks more, for three columns. Exact: a lane's `m` rows keep the spare bits above them empty
 /// in `pv`, so `(eq & pv) + pv` carries at most into the lane's own bit `m`; the shifted
-/// horizontal deltas and the new `pv` are masked back to the rows (row 0 to a delta of 0). The last row's scores are
-/// three 21-bit counters in one word (each stays in `0..=m`, so no lane borrows from the next),
-/// and a per-lane compare through a guard bit finds the columns where one improves (rare, out
-/// of line).
+/// horizontal deltas and the new `pv` are masked back to the rows (row 0 to a delta of 0). The
+/// last row's scores are three 21-bit counters in one word (each stays in `0..=m`, so no lane
+/// borrows from the next), and a per-lane compare through a guard bit finds the columns where
+/// one improves (rare, out of line).
 #[inline(never)]
 fn myers_lanes(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
     debug_assert!(peq.nb == 1 && (1..LANE).contains(&m) && text.len() >= 6 * m);
-    let n = text.len();
-    // three lanes of `len` columns: [0, len), [len - 2m, 2 len - 2m), [2 len - 4m, 3 len - 4m),
-    // the last ending at most 2 chars before `n` (the rest is the last lane's alone)
-    let len = (n + 4 * m) / 3;
-    let starts = [0, len - 2 * m, 2 * len - 4 * m];
+    let (len, starts) = lane_layout(text.len(), m);
     let eq = peq.first_block();
     let rows = ((1u64 << m) - 1) * LANE_LOW;
     let inner = rows & !LANE_LOW;
@@ -669,6 +665,14 @@ fn myers_lanes(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
     let found = [(lane(best, 0), ends[0]), (lane(best, 1), starts[1] + ends[1]), (tail.best as u64, starts[2] + tail.end)];
     let (d, e) = found.into_iter().min().expect("three lanes");
     (d as usize, e)
+}
+
+/// The columns and the starts of [`myers_lanes`]'s three lanes over `n` chars for a pattern of
+/// `m`: [0, len), [len - 2m, 2 len - 2m), [2 len - 4m, 3 len - 4m), the last ending at most 2
+/// chars before `n` (the rest is the last lane's alone).
+fn lane_layout(n: usize, m: usize) -> (usize, [usize; 3]) {
+    let len = (n + 4 * m) / 3;
+    (len, [0, len - 2 * m, 2 * len - 4 * m])
 }
 
 /// The lanes of `better` (their guard bits) take `score` as their best, ending at column `j`.
@@ -1249,8 +1253,8 @@ mod tests {
         for round in 0..6000 {
             let m = 1 + rnd(LANE - 1);
             let n = LANES_MIN * m + rnd(30 * m + 50);
-            let len = (n + 4 * m) / 3;
-            let seams = [len - 2 * m, len, 2 * len - 4 * m, 2 * len - 2 * m, n - m];
+            let (len, starts) = lane_layout(n, m);
+            let seams = [starts[1], len, starts[2], starts[1] + len, n - m];
             let seam = seams[rnd(seams.len())];
             let (mut text, pat) = planted(&mut rnd, round, m, n, seam);
             if round % 7 == 0 {

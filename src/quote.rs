@@ -750,7 +750,8 @@ fn myers_search(pat: &[char], text: &[char]) -> (usize, usize) {
 
 /// Start of the shortest alignment of `pat` that ends at `text[end]` with distance `dist`: an
 /// anchored Myers pass of the reversed pattern over the text read backwards from `end`
-/// (at most `m + dist` characters), O((m + dist) * m / 64).
+/// (at most `m + dist` characters). The reference for [`trace`]'s start.
+#[cfg(test)]
 fn align_start(pat: &[char], text: &[char], end: usize, dist: usize) -> usize {
     let m = pat.len();
     let from = (end + 1).saturating_sub(m + dist);
@@ -761,24 +762,32 @@ fn align_start(pat: &[char], text: &[char], end: usize, dist: usize) -> usize {
     end - j
 }
 
-/// Longest run of skipped `span` characters in an optimal global alignment of `pat` with
-/// `span`, and which chars of `pat` that alignment matches exactly (`hit`, one flag per pattern
-/// char, written here): an anchored Myers pass over `span` that keeps every column's delta
-/// vectors, then a traceback (matches first, then quote-only chars, then skipped span chars) that
-/// reads `D[i][j] = j + popcount(pv_j below i) - popcount(mv_j below i)` from them.
-/// O(n * m / 64) for the pass, O((m + n) * m / 64) for the traceback.
-fn trace(peq: &Peq, pat: &[char], span: &[char], hit: &mut [bool]) -> usize {
-    let (m, n, nb) = (pat.len(), span.len(), peq.nb);
+/// The alignment of `pat` that ends at `text[end]` with the best distance `dist` ([`search`]'s
+/// result), in one pass: (start, longest run of skipped text chars), and which chars of `pat` it
+/// matches exactly (`hit`, one flag per pattern char, written here).
+///
+/// A semi-global Myers pass over the `m + dist` chars up to `end` (no alignment with `dist`
+/// edits is longer) keeps every column's delta vectors; the traceback from `(m, end)` reads
+/// `D[i][j] = popcount(pv_j below i) - popcount(mv_j below i)` (row 0 is all zeros) from them
+/// and takes, of the steps that keep the distance, a quote-only char first, then the diagonal,
+/// then a skipped text char. That is the rightmost optimal path: optimal paths that cross can
+/// swap their tails, so the path that always turns towards the top right bounds them all, and it
+/// reaches row 0 at the largest start, the shortest alignment. (Before, a reversed pass found
+/// that start and a second, anchored pass from it traced the alignment: two passes and a second
+/// pattern table for one.) O((m + dist) * m / 64) for the pass and the walk.
+fn trace(peq: &Peq, pat: &[char], text: &[char], end: usize, dist: usize, hit: &mut [bool]) -> (usize, usize) {
+    let (m, nb) = (pat.len(), peq.nb);
     debug_assert_eq!(hit.len(), m);
+    let from = (end + 1).saturating_sub(m + dist);
+    let span = &text[from..=end];
+    let n = span.len();
     let mut cols: Vec<u64> = Vec::with_capacity(n * 2 * nb);
-    myers(peq, m, span, true, Some(&mut cols));
+    myers(peq, m, span, false, Some(&mut cols));
+    let col = |j: usize| &cols[(j - 1) * 2 * nb..j * 2 * nb];
+    // D[i][j], j >= 1
     let d = |i: usize, j: usize| -> i64 {
-        if j == 0 {
-            return i as i64;
-        }
-        let col = &cols[(j - 1) * 2 * nb..j * 2 * nb];
-        let (pv, mv) = col.split_at(nb);
-        let mut v = j as i64;
+        let (pv, mv) = col(j).split_at(nb);
+        let mut v = 0;
         let (full, rest) = (i / 64, i % 64);
         for b in 0..full {
             v += i64::from(pv[b].count_ones()) - i64::from(mv[b].count_ones());
@@ -789,42 +798,57 @@ fn trace(peq: &Peq, pat: &[char], span: &[char], hit: &mut [bool]) -> usize {
         }
         v
     };
-    // D[i][j] - D[i - 1][j]: the vertical delta of column j at row i (column 0 is 0, 1, 2, ..)
+    // D[i][j] - D[i - 1][j], i >= 1 (column 0 is 0, 1, 2, ..)
     let vd = |i: usize, j: usize| -> i64 {
         if j == 0 {
             return 1;
         }
         let (r, b) = ((i - 1) / 64, (i - 1) % 64);
-        let col = &cols[(j - 1) * 2 * nb..j * 2 * nb];
-        ((col[r] >> b) & 1) as i64 - ((col[nb + r] >> b) & 1) as i64
+        let c = col(j);
+        ((c[r] >> b) & 1) as i64 - ((c[nb + r] >> b) & 1) as i64
     };
-    // the walk carries D[i][j]: a step up or left gets its new value from one delta, so only
-    // the diagonal cell costs a popcount sum per step (three sums per step before)
+    // the walk carries D[i][j]: a step up or left gets its new value from one delta, a match
+    // keeps it, and only a mismatch costs a popcount sum
     let (mut i, mut j) = (m, n);
-    let mut cur = d(i, j);
+    let mut cur = dist as i64;
+    debug_assert_eq!(d(m, n), cur);
     let (mut gap, mut max_gap) = (0usize, 0usize);
-    while i > 0 || j > 0 {
-        let diag = if i > 0 && j > 0 { d(i - 1, j - 1) } else { 0 };
-        if i > 0 && j > 0 && cur == diag + i64::from(pat[i - 1] != span[j - 1]) {
-            i -= 1;
-            j -= 1;
-            hit[i] = pat[i] == span[j];
-            gap = 0;
-            cur = diag;
-        } else if i > 0 && vd(i, j) == 1 {
-            // D[i][j] == D[i - 1][j] + 1
+    while i > 0 {
+        if vd(i, j) == 1 {
+            // D[i][j] == D[i - 1][j] + 1: a quote char the text lacks
             cur -= 1;
             i -= 1;
             gap = 0;
+            continue;
+        }
+        if pat[i - 1] == span[j - 1] {
+            // an exact match is always optimal: D[i - 1][j - 1] == D[i][j], as the cells
+            // beside it differ from it by at most one (no popcount for most steps)
+            i -= 1;
+            j -= 1;
+            hit[i] = true;
+            gap = 0;
+            continue;
+        }
+        let diag = match (i, j) {
+            (1, _) => 0,
+            (_, 1) => (i - 1) as i64,
+            _ => d(i - 1, j - 1),
+        };
+        if cur == diag + 1 {
+            i -= 1;
+            j -= 1;
+            gap = 0;
+            cur = diag;
         } else {
-            // D[i][j - 1] = D[i - 1][j - 1] + its vertical delta (row 0: j - 1)
-            cur = if i > 0 { diag + vd(i, j - 1) } else { j as i64 - 1 };
+            // D[i][j - 1] = D[i - 1][j - 1] + its vertical delta
+            cur = diag + vd(i, j - 1);
             j -= 1;
             gap += 1;
             max_gap = max_gap.max(gap);
         }
     }
-    max_gap
+    (from + j, max_gap)
 }
 
 /// Does the span's number `s` satisfy the quote's number `q`? Equal, or the quote left out the
@@ -913,15 +937,10 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
     let peq = Peq::new(&q.chars);
     let (dist, end) = search(&peq, &q.chars, &t.chars, opts.threshold);
     let score = score_of(dist, m);
-    let start = align_start(&q.chars, &t.chars, end, dist);
-    // the stitched-quote checks need the alignment itself; only quotes that pass the score get it
-    let mut hit = Vec::new();
-    let max_gap = if score >= opts.threshold {
-        hit.resize(m, false);
-        trace(&peq, &q.chars, &t.chars[start..=end], &mut hit)
-    } else {
-        0
-    };
+    let mut hit = vec![false; m];
+    let (start, gap) = trace(&peq, &q.chars, &t.chars, end, dist, &mut hit);
+    // the stitched-quote checks read the alignment of quotes that pass the score only
+    let max_gap = if score >= opts.threshold { gap } else { 0 };
     let mut s = start;
     let mut e = end;
     while s < e && t.chars[s] == ' ' {
@@ -1302,31 +1321,35 @@ mod tests {
     }
 
     /// Reference: longest skipped run on the full (unbanded) DP with the same traceback order.
-    fn gap_full(pat: &[char], span: &[char]) -> usize {
+    /// [`trace`] on a full semi-global DP matrix over the same window: the start, the longest
+    /// skipped run and the exact matches of the rightmost optimal path.
+    fn trace_full(pat: &[char], text: &[char], end: usize, dist: usize) -> (usize, usize, Vec<bool>) {
+        let from = (end + 1).saturating_sub(pat.len() + dist);
+        let span = &text[from..=end];
         let (m, n) = (pat.len(), span.len());
         let mut d = vec![vec![0usize; n + 1]; m + 1];
-        for (j, v) in d[0].iter_mut().enumerate() {
-            *v = j;
-        }
         for i in 1..=m {
             d[i][0] = i;
             for j in 1..=n {
                 d[i][j] = (d[i - 1][j - 1] + usize::from(pat[i - 1] != span[j - 1])).min(d[i - 1][j] + 1).min(d[i][j - 1] + 1);
             }
         }
+        assert_eq!(d[m][n], dist);
         let (mut i, mut j, mut gap, mut best) = (m, n, 0, 0);
-        while i > 0 || j > 0 {
-            if i > 0 && j > 0 && d[i][j] == d[i - 1][j - 1] + usize::from(pat[i - 1] != span[j - 1]) {
-                (i, j, gap) = (i - 1, j - 1, 0);
-            } else if i > 0 && d[i][j] == d[i - 1][j] + 1 {
+        let mut hit = vec![false; m];
+        while i > 0 {
+            if d[i][j] == d[i - 1][j] + 1 {
                 (i, gap) = (i - 1, 0);
+            } else if j > 0 && d[i][j] == d[i - 1][j - 1] + usize::from(pat[i - 1] != span[j - 1]) {
+                (i, j, gap) = (i - 1, j - 1, 0);
+                hit[i] = pat[i] == span[j];
             } else {
                 j -= 1;
                 gap += 1;
                 best = best.max(gap);
             }
         }
-        best
+        (from + j, best, hit)
     }
 
     #[test]
@@ -1355,10 +1378,29 @@ mod tests {
                 pat.extend_from_slice(&text[b + 30..b + 40]); // stitched
             }
             let (dist, end) = myers_search(&pat, &text);
-            let start = align_start(&pat, &text, end, dist);
-            assert_eq!(global(&pat, &text[start..=end]), dist);
             let mut hit = vec![false; pat.len()];
-            assert_eq!(trace(&Peq::new(&pat), &pat, &text[start..=end], &mut hit), gap_full(&pat, &text[start..=end]));
+            let (start, gap) = trace(&Peq::new(&pat), &pat, &text, end, dist, &mut hit);
+            // the traceback's start is the shortest alignment's (the reversed pass's)
+            assert_eq!(start, align_start(&pat, &text, end, dist));
+            assert_eq!(global(&pat, &text[start..=end]), dist);
+            assert_eq!((start, gap, hit), trace_full(&pat, &text, end, dist));
+        }
+        // word texts with repeated passages and quotes of up to 200 chars (one to four blocks,
+        // non-ASCII chars), and small alphabets, where optimal paths tie everywhere
+        let mut rnd = xorshift(0x7ace);
+        for round in 0..600 {
+            let (text, pat) = if round % 2 == 0 {
+                text_and_quote(&mut rnd, round)
+            } else {
+                let (m, n) = (2 + rnd(199), 400 + rnd(400));
+                let point = rnd(n);
+                planted(&mut rnd, round, m, n, point)
+            };
+            let (dist, end) = myers_search(&pat, &text);
+            let mut hit = vec![false; pat.len()];
+            let (start, gap) = trace(&Peq::new(&pat), &pat, &text, end, dist, &mut hit);
+            assert_eq!(start, align_start(&pat, &text, end, dist), "round {round}");
+            assert_eq!((start, gap, hit), trace_full(&pat, &text, end, dist), "round {round}");
         }
     }
 

@@ -563,7 +563,7 @@ fn max_passing(m: usize, threshold: f64) -> Option<usize> {
 /// semi-global pass gets the same distance for it; no range gives any end a lower distance than
 /// the whole text does. A quote that passes nowhere in the ranges gets the full pass, so its
 /// (failing) score is exact too.
-fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usize) {
+fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usize, Option<Columns>) {
     let m = pat.len();
     if let Some((k, (set, mut counts))) = max_passing(m, threshold).and_then(|k| qgram_counts(pat, text, k).map(|c| (k, c))) {
         // the best distance is at most the probe's (a real alignment): the ranges need only
@@ -575,19 +575,44 @@ fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usi
         }
         if let Some(ranges) = candidate_ranges(&counts, grams, m, text.len(), k) {
             let mut best = (usize::MAX, 0);
+            let (mut kept, mut spare) = (None, Vec::new());
             for (a, b) in ranges {
-                let (d, j) = scan(peq, m, &text[a..b]);
+                // a short range (most hold one match) keeps its columns for [`trace`]: a store
+                // per column here saves the traceback a pass of its own over the match
+                let short = b - a <= KEEP_RANGE * m;
+                let (d, j) = if short {
+                    spare.clear();
+                    spare.reserve((b - a) * 2 * peq.nb);
+                    myers(peq, m, &text[a..b], false, Some(&mut spare))
+                } else {
+                    scan(peq, m, &text[a..b])
+                };
                 if d < best.0 {
                     best = (d, a + j);
+                    kept = short.then(|| Columns { from: a, deltas: std::mem::take(&mut spare) });
                 }
             }
             // exact for any `k`: the ranges hold every alignment with at most `k` edits
             if best.0 <= k {
-                return best;
+                return (best.0, best.1, kept);
             }
         }
     }
-    scan(peq, m, text)
+    let (d, j) = scan(peq, m, text);
+    (d, j, None)
+}
+
+/// Candidate ranges of at most this many quote lengths keep their Myers columns (see
+/// [`search`]). A range around one match is about `m + k` chars plus two counting blocks; the
+/// cap keeps the columns stored within `3m`, against the `m + dist` (at most `2m`) of
+/// [`trace`]'s own pass, so a range the filter let grow long does not store megabytes.
+const KEEP_RANGE: usize = 3;
+
+/// The stored columns (vertical deltas, see [`myers`]'s `store`) of a semi-global pass over
+/// `text[from..]`, from the first char on.
+struct Columns {
+    from: usize,
+    deltas: Vec<u64>,
 }
 
 /// The semi-global [`myers`] of the quote over `text`, in three lanes of one word or in two
@@ -775,14 +800,26 @@ fn align_start(pat: &[char], text: &[char], end: usize, dist: usize) -> usize {
 /// reaches row 0 at the largest start, the shortest alignment. (Before, a reversed pass found
 /// that start and a second, anchored pass from it traced the alignment: two passes and a second
 /// pattern table for one.) O((m + dist) * m / 64) for the pass and the walk.
-fn trace(peq: &Peq, pat: &[char], text: &[char], end: usize, dist: usize, hit: &mut [bool]) -> (usize, usize) {
+///
+/// With `kept`, the walk reads the columns [`search`]'s range scan stored instead (the range that
+/// holds the match, from its first char): the same walk, since every alignment of `dist` edits
+/// ending at `end` lies whole in that range and is at most `m + dist` long, so on every cell of
+/// such a path both passes hold the same `D` (a cheaper way to a cell would make a cheaper
+/// alignment), and a cell off them satisfies the walk's test in neither.
+fn trace(peq: &Peq, pat: &[char], text: &[char], end: usize, dist: usize, kept: Option<Columns>, hit: &mut [bool]) -> (usize, usize) {
     let (m, nb) = (pat.len(), peq.nb);
     debug_assert_eq!(hit.len(), m);
-    let from = (end + 1).saturating_sub(m + dist);
+    let (from, cols) = match kept {
+        Some(c) => (c.from, c.deltas),
+        None => {
+            let from = (end + 1).saturating_sub(m + dist);
+            let mut cols: Vec<u64> = Vec::with_capacity((end + 1 - from) * 2 * nb);
+            myers(peq, m, &text[from..=end], false, Some(&mut cols));
+            (from, cols)
+        }
+    };
     let span = &text[from..=end];
     let n = span.len();
-    let mut cols: Vec<u64> = Vec::with_capacity(n * 2 * nb);
-    myers(peq, m, span, false, Some(&mut cols));
     let col = |j: usize| &cols[(j - 1) * 2 * nb..j * 2 * nb];
     // D[i][j], j >= 1
     let d = |i: usize, j: usize| -> i64 {
@@ -935,10 +972,10 @@ fn align(q: &View, t: &View, opts: &MatchOptions) -> QuoteMatch {
         return QuoteMatch::none();
     }
     let peq = Peq::new(&q.chars);
-    let (dist, end) = search(&peq, &q.chars, &t.chars, opts.threshold);
+    let (dist, end, kept) = search(&peq, &q.chars, &t.chars, opts.threshold);
     let score = score_of(dist, m);
     let mut hit = vec![false; m];
-    let (start, gap) = trace(&peq, &q.chars, &t.chars, end, dist, &mut hit);
+    let (start, gap) = trace(&peq, &q.chars, &t.chars, end, dist, kept, &mut hit);
     // the stitched-quote checks read the alignment of quotes that pass the score only
     let max_gap = if score >= opts.threshold { gap } else { 0 };
     let mut s = start;
@@ -1211,7 +1248,7 @@ mod tests {
     #[test]
     fn filtered_search_equals_the_full_pass() {
         let mut rnd = xorshift(0x2545_F491_4F6C_DD1D);
-        let (mut filtered, mut cases) = (0, 0);
+        let (mut filtered, mut cases, mut with_columns) = (0, 0, 0);
         for round in 0..300 {
             let (text, pat) = text_and_quote(&mut rnd, round);
             let peq = Peq::new(&pat);
@@ -1220,14 +1257,23 @@ mod tests {
                 cases += 1;
                 let k = max_passing(pat.len(), threshold);
                 filtered += usize::from(k.and_then(|k| qgram_counts(&pat, &text, k)).is_some());
-                assert_eq!(search(&peq, &pat, &text, threshold), full, "round {round} threshold {threshold}");
+                let (d, end, kept) = search(&peq, &pat, &text, threshold);
+                assert_eq!((d, end), full, "round {round} threshold {threshold}");
+                // the range's kept columns give the traceback of its own pass
+                if kept.is_some() {
+                    with_columns += 1;
+                    let (mut a, mut b) = (vec![false; pat.len()], vec![false; pat.len()]);
+                    let own = trace(&peq, &pat, &text, end, d, None, &mut a);
+                    assert_eq!((trace(&peq, &pat, &text, end, d, kept, &mut b), b), (own, a), "round {round} threshold {threshold}");
+                }
                 if let Some(k) = k {
                     assert!(score_of(k, pat.len()) >= threshold && (k == pat.len() || score_of(k + 1, pat.len()) < threshold));
                 }
             }
         }
-        // the filter must actually have run on a good share of the cases
+        // the filter must actually have run on a good share of the cases, and kept columns
         assert!(filtered * 4 > cases, "{filtered} of {cases}");
+        assert!(with_columns * 20 > cases, "{with_columns} of {cases}");
     }
 
     /// A random text of `n` chars over 2 to 7 letters and a copy of `m` of its chars starting up
@@ -1379,7 +1425,7 @@ mod tests {
             }
             let (dist, end) = myers_search(&pat, &text);
             let mut hit = vec![false; pat.len()];
-            let (start, gap) = trace(&Peq::new(&pat), &pat, &text, end, dist, &mut hit);
+            let (start, gap) = trace(&Peq::new(&pat), &pat, &text, end, dist, None, &mut hit);
             // the traceback's start is the shortest alignment's (the reversed pass's)
             assert_eq!(start, align_start(&pat, &text, end, dist));
             assert_eq!(global(&pat, &text[start..=end]), dist);
@@ -1398,7 +1444,7 @@ mod tests {
             };
             let (dist, end) = myers_search(&pat, &text);
             let mut hit = vec![false; pat.len()];
-            let (start, gap) = trace(&Peq::new(&pat), &pat, &text, end, dist, &mut hit);
+            let (start, gap) = trace(&Peq::new(&pat), &pat, &text, end, dist, None, &mut hit);
             assert_eq!(start, align_start(&pat, &text, end, dist), "round {round}");
             assert_eq!((start, gap, hit), trace_full(&pat, &text, end, dist), "round {round}");
         }

@@ -236,26 +236,25 @@ fn step(pv: &mut u64, mv: &mut u64, eq: u64, hp_in: u64, hn_in: u64) -> (u64, u6
 /// Blocks of the largest pattern ([`MAX_QUOTE_CHARS`]), so the column state lives on the stack.
 const MAX_BLOCKS: usize = MAX_QUOTE_CHARS.div_ceil(64);
 
-/// Edit distance of a pattern (`peq`, `m` chars) against `text` by Myers/Hyyrö bit-parallel
-/// columns: (best distance, leftmost index where it ends, inclusive). Semi-global (the alignment
-/// may start anywhere in `text`) unless `anchored`, where it must start at `text[0]` (row 0 of
-/// the DP is `0, 1, 2, ..` instead of all zeros: a horizontal delta of +1 enters the first
-/// block). With `store`, the vertical delta vectors (pv, mv) of every column are appended to it.
-fn myers(peq: &Peq, m: usize, text: &[char], anchored: bool, store: Option<&mut Vec<u64>>) -> (usize, usize) {
+/// Semi-global edit distance (the alignment may start anywhere in `text`) of a pattern (`peq`,
+/// `m` chars) against `text` by Myers/Hyyrö bit-parallel columns: (best distance, leftmost index
+/// where it ends, inclusive). With `store`, the vertical delta vectors (pv, mv) of every column
+/// are appended to it.
+fn myers(peq: &Peq, m: usize, text: &[char], store: Option<&mut Vec<u64>>) -> (usize, usize) {
     // quotes of up to 4 blocks (256 normalised chars, nearly all of them) get a loop the
     // compiler unrolls with the column state in registers; the search passes (no `store`) get
     // their own copy, since the stores' borrow of the state kept it in memory; longer quotes
     // share the generic loop
     match (peq.nb, store) {
-        (1, None) => myers_fixed::<1, false>(peq, m, text, anchored, None),
-        (2, None) => myers_fixed::<2, false>(peq, m, text, anchored, None),
-        (3, None) => myers_fixed::<3, false>(peq, m, text, anchored, None),
-        (4, None) => myers_fixed::<4, false>(peq, m, text, anchored, None),
-        (1, store) => myers_fixed::<1, true>(peq, m, text, anchored, store),
-        (2, store) => myers_fixed::<2, true>(peq, m, text, anchored, store),
-        (3, store) => myers_fixed::<3, true>(peq, m, text, anchored, store),
-        (4, store) => myers_fixed::<4, true>(peq, m, text, anchored, store),
-        (_, store) => myers_any(peq, m, text, anchored, store),
+        (1, None) => myers_fixed::<1, false>(peq, m, text, None),
+        (2, None) => myers_fixed::<2, false>(peq, m, text, None),
+        (3, None) => myers_fixed::<3, false>(peq, m, text, None),
+        (4, None) => myers_fixed::<4, false>(peq, m, text, None),
+        (1, store) => myers_fixed::<1, true>(peq, m, text, store),
+        (2, store) => myers_fixed::<2, true>(peq, m, text, store),
+        (3, store) => myers_fixed::<3, true>(peq, m, text, store),
+        (4, store) => myers_fixed::<4, true>(peq, m, text, store),
+        (_, store) => myers_any(peq, m, text, store),
     }
 }
 
@@ -267,18 +266,17 @@ fn columns<'a>(
     (pv, mv): (&mut [u64], &mut [u64]),
     m: usize,
     text: &[char],
-    anchored: bool,
     eqs: impl Fn(char) -> &'a [u64],
     mut store: Option<&mut Vec<u64>>,
 ) -> (usize, usize) {
     let last = nb - 1;
     let last_shift = (m - 1) % 64;
     let mut score = m as i64;
-    let (mut best, mut best_end) = (m as i64 + i64::from(anchored), 0usize);
-    let hp0 = u64::from(anchored);
+    let (mut best, mut best_end) = (m as i64, 0usize);
     for (j, &c) in text.iter().enumerate() {
         let eqs = eqs(c);
-        let (mut hp, mut hn) = (hp0, 0u64);
+        // row 0 is all zeros: no horizontal delta enters the first block
+        let (mut hp, mut hn) = (0u64, 0u64);
         for b in 0..last {
             let (ph, mh) = step(&mut pv[b], &mut mv[b], eqs[b], hp, hn);
             hp = ph >> 63;
@@ -305,7 +303,7 @@ fn columns<'a>(
 /// Not inlined: inside [`myers`], with its eight copies, the loop kept the best score and its
 /// end on the stack (a load and a store each per column).
 #[inline(never)]
-fn myers_fixed<const NB: usize, const STORE: bool>(peq: &Peq, m: usize, text: &[char], anchored: bool, store: Option<&mut Vec<u64>>) -> (usize, usize) {
+fn myers_fixed<const NB: usize, const STORE: bool>(peq: &Peq, m: usize, text: &[char], store: Option<&mut Vec<u64>>) -> (usize, usize) {
     debug_assert_eq!(peq.nb, NB);
     let store = if STORE { store } else { None };
     let table = &peq.ascii[..128 * NB];
@@ -318,15 +316,15 @@ fn myers_fixed<const NB: usize, const STORE: bool>(peq: &Peq, m: usize, text: &[
             peq.non_ascii(c)
         }
     };
-    columns(NB, (&mut pv, &mut mv), m, text, anchored, eqs, store)
+    columns(NB, (&mut pv, &mut mv), m, text, eqs, store)
 }
 
 /// [`myers`] for any number of blocks (up to [`MAX_BLOCKS`]).
-fn myers_any(peq: &Peq, m: usize, text: &[char], anchored: bool, store: Option<&mut Vec<u64>>) -> (usize, usize) {
+fn myers_any(peq: &Peq, m: usize, text: &[char], store: Option<&mut Vec<u64>>) -> (usize, usize) {
     let nb = peq.nb;
     debug_assert!(nb <= MAX_BLOCKS);
     let (mut pv, mut mv) = ([u64::MAX; MAX_BLOCKS], [0u64; MAX_BLOCKS]);
-    columns(nb, (&mut pv[..nb], &mut mv[..nb]), m, text, anchored, |c| peq.eqs(c), store)
+    columns(nb, (&mut pv[..nb], &mut mv[..nb]), m, text, |c| peq.eqs(c), store)
 }
 
 /// The 0-100 score of an alignment at edit distance `dist` of an `m`-char quote.
@@ -538,7 +536,7 @@ fn probe(peq: &Peq, m: usize, text: &[char], counts: &[u32], span: usize) -> usi
         }
     }
     let a = at * QBLOCK;
-    myers(peq, m, &text[a..(a + nbw * QBLOCK + QGRAM - 1).min(text.len())], false, None).0
+    myers(peq, m, &text[a..(a + nbw * QBLOCK + QGRAM - 1).min(text.len())], None).0
 }
 
 /// The largest edit distance whose score still reaches `threshold` (the score falls by `100 / m`
@@ -583,7 +581,7 @@ fn search(peq: &Peq, pat: &[char], text: &[char], threshold: f64) -> (usize, usi
                 let (d, j) = if short {
                     spare.clear();
                     spare.reserve((b - a) * 2 * peq.nb);
-                    myers(peq, m, &text[a..b], false, Some(&mut spare))
+                    myers(peq, m, &text[a..b], Some(&mut spare))
                 } else {
                     scan(peq, m, &text[a..b])
                 };
@@ -624,7 +622,7 @@ fn scan(peq: &Peq, m: usize, text: &[char]) -> (usize, usize) {
     if peq.nb == 1 && text.len() >= 8 * m {
         return myers_halves(peq, m, text);
     }
-    myers(peq, m, text, false, None)
+    myers(peq, m, text, None)
 }
 
 /// Bits per lane of [`myers_lanes`]: three lanes in a `u64`, each for a pattern of under
@@ -770,21 +768,31 @@ impl Chain {
 /// Semi-global edit distance of `pat` in `text`: (best distance, leftmost end index inclusive).
 #[cfg(test)]
 fn myers_search(pat: &[char], text: &[char]) -> (usize, usize) {
-    myers(&Peq::new(pat), pat.len(), text, false, None)
+    myers(&Peq::new(pat), pat.len(), text, None)
 }
 
-/// Start of the shortest alignment of `pat` that ends at `text[end]` with distance `dist`: an
-/// anchored Myers pass of the reversed pattern over the text read backwards from `end`
-/// (at most `m + dist` characters). The reference for [`trace`]'s start.
+/// Start of the shortest alignment of `pat` that ends at `text[end]` with distance `dist`, by a
+/// plain DP of the reversed pattern over the text read backwards from `end` (row 0 is `0, 1, 2,
+/// ..`: the alignment must end at `end`): the first column whose last row is `dist`. The
+/// reference for [`trace`]'s start.
 #[cfg(test)]
 fn align_start(pat: &[char], text: &[char], end: usize, dist: usize) -> usize {
     let m = pat.len();
     let from = (end + 1).saturating_sub(m + dist);
-    let rp: Vec<char> = pat.iter().rev().copied().collect();
-    let rt: Vec<char> = text[from..=end].iter().rev().copied().collect();
-    let (d, j) = myers(&Peq::new(&rp), m, &rt, true, None);
-    debug_assert_eq!(d, dist);
-    end - j
+    let mut col: Vec<usize> = (0..=m).collect();
+    for (j, &c) in text[from..=end].iter().rev().enumerate() {
+        let mut diag = col[0];
+        col[0] = j + 1;
+        for (i, &p) in pat.iter().rev().enumerate() {
+            let up = col[i + 1];
+            col[i + 1] = (diag + usize::from(p != c)).min(up + 1).min(col[i] + 1);
+            diag = up;
+        }
+        if col[m] == dist {
+            return end - j;
+        }
+    }
+    panic!("no alignment of distance {dist} ends at {end}")
 }
 
 /// The alignment of `pat` that ends at `text[end]` with the best distance `dist` ([`search`]'s
@@ -814,7 +822,7 @@ fn trace(peq: &Peq, pat: &[char], text: &[char], end: usize, dist: usize, kept: 
         None => {
             let from = (end + 1).saturating_sub(m + dist);
             let mut cols: Vec<u64> = Vec::with_capacity((end + 1 - from) * 2 * nb);
-            myers(peq, m, &text[from..=end], false, Some(&mut cols));
+            myers(peq, m, &text[from..=end], Some(&mut cols));
             (from, cols)
         }
     };
@@ -1252,7 +1260,7 @@ mod tests {
         for round in 0..300 {
             let (text, pat) = text_and_quote(&mut rnd, round);
             let peq = Peq::new(&pat);
-            let full = myers(&peq, pat.len(), &text, false, None);
+            let full = myers(&peq, pat.len(), &text, None);
             for threshold in [0.0, 50.0, 70.0, 80.0, 90.0, 100.0] {
                 cases += 1;
                 let k = max_passing(pat.len(), threshold);
@@ -1305,7 +1313,7 @@ mod tests {
             let n = 8 * m + rnd(400);
             let (text, pat) = planted(&mut rnd, round, m, n, n / 2);
             let peq = Peq::new(&pat);
-            assert_eq!(myers_halves(&peq, m, &text), myers(&peq, m, &text, false, None), "round {round}");
+            assert_eq!(myers_halves(&peq, m, &text), myers(&peq, m, &text, None), "round {round}");
         }
     }
 
@@ -1326,7 +1334,7 @@ mod tests {
                 text[rnd(n)] = 'ø';
             }
             let peq = Peq::new(&pat);
-            let want = myers(&peq, m, &text, false, None);
+            let want = myers(&peq, m, &text, None);
             assert_eq!(myers_lanes(&peq, m, &text), want, "round {round}: m {m} n {n}");
             assert_eq!(want.0, naive(&pat, &text), "round {round}");
         }

@@ -24,9 +24,9 @@ def peer_of(impl, section):
         return None
     if section in ("matcher", "scaling") and not impl.startswith("meetcite native,"):
         return "rapidfuzz partial_ratio_alignment"
-    if impl.startswith("tract native"):
+    if impl.startswith(("tract native", "meetcite-int8 native")):
         return "onnxruntime 1 thread (python)"
-    if impl.startswith("tract wasm"):
+    if impl.startswith(("tract wasm", "meetcite-int8 wasm")):
         return "onnxruntime-web wasm 1 thread"
     if section == "size":
         return "onnxruntime-web"

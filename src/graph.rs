@@ -68,6 +68,8 @@ pub enum GraphUse {
     /// the file has one, but it was compiled from another file or config: built from the ONNX
     /// graph (the reason says which)
     Stale(String),
+    /// meetcite's own encoder runs the model ([`crate::nli::Runtime::Auto`]): no graph was built
+    Unused,
 }
 
 /// The NNEF framework meetcite writes and reads: tract's registries, the ONNX one, and one op of

@@ -17,6 +17,8 @@ pub mod attribution;
 pub mod chunk;
 pub mod context;
 #[cfg(feature = "nli")]
+mod encoder;
+#[cfg(feature = "nli")]
 pub mod graph;
 pub mod metrics;
 #[cfg(feature = "nli")]

@@ -133,8 +133,26 @@ enum Feed {
     Types = 2,
 }
 
+/// Which runtime computes the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runtime {
+    /// meetcite's own int8 encoder where the file is one it recognises (a weight-only int8
+    /// `BertForSequenceClassification` export, as shipped), tract otherwise
+    #[default]
+    Auto,
+    /// tract, whatever the file
+    Tract,
+}
+
+/// The runtime a loaded model uses.
+enum Engine {
+    Tract(Arc<TypedRunnableModel>),
+    Encoder(Arc<crate::encoder::Bert>),
+}
+
 pub struct NliModel {
-    plan: Arc<TypedRunnableModel>,
+    engine: Engine,
     tokenizer: Tokenizer,
     config: NliConfig,
     labels: Labels,
@@ -238,19 +256,19 @@ fn level(signed: bool, b: u8) -> i32 {
 /// One `DequantizeLinear` of a constant int8/uint8 weight (the weight-only int8 form the shipped
 /// model uses): `(q - zero_point) * scale` per tensor or per channel, as the ONNX operator defines
 /// it.
-struct Dequant<'a> {
+pub(crate) struct Dequant<'a> {
     out: &'a str,
     dims: &'a [i64],
     q: &'a [u8],
-    signed: bool,
-    scales: Vec<f32>,
-    zps: Vec<i32>,
-    channels: usize,
+    pub(crate) signed: bool,
+    pub(crate) scales: Vec<f32>,
+    pub(crate) zps: Vec<i32>,
+    pub(crate) channels: usize,
     stride: usize,
 }
 
 impl<'a> Dequant<'a> {
-    fn of(n: &'a tract_onnx::pb::NodeProto, inits: &std::collections::HashMap<&str, &'a tract_onnx::pb::TensorProto>) -> Option<Self> {
+    pub(crate) fn of(n: &'a tract_onnx::pb::NodeProto, inits: &std::collections::HashMap<&str, &'a tract_onnx::pb::TensorProto>) -> Option<Self> {
         const FLOAT: i32 = 1;
         const UINT8: i32 = 2;
         const INT8: i32 = 3;
@@ -475,8 +493,14 @@ fn decluttered(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result
 }
 
 impl NliModel {
-    /// Load from the bytes of the ONNX file, `tokenizer.json` and `config.json`.
+    /// Load from the bytes of the ONNX file, `tokenizer.json` and `config.json`
+    /// ([`Runtime::Auto`]).
     pub fn from_bytes(model: &[u8], tokenizer: &[u8], config: &[u8]) -> Result<Self, NliError> {
+        Self::load(model, tokenizer, config, Runtime::Auto)
+    }
+
+    /// As [`NliModel::from_bytes`], with the runtime chosen.
+    pub fn load(model: &[u8], tokenizer: &[u8], config: &[u8], runtime: Runtime) -> Result<Self, NliError> {
         // a wrong URL behind a web server or a dev server's fallback page arrives as HTML, a failed
         // download as nothing: say so instead of reporting a protobuf or JSON decode error
         not_html_or_empty(model, "an ONNX file").map_err(NliError::Model)?;
@@ -520,6 +544,24 @@ impl NliModel {
             _ => {}
         }
         let feeds = graph_feeds(&proto, &config)?;
+        let bert = matches!(config.architecture.as_deref(), None | Some("bert")) && runtime == Runtime::Auto;
+        if let Some(enc) = bert.then(|| crate::encoder::Bert::from_onnx(&proto, labels.len())).flatten() {
+            if enc.vocab() < vocab {
+                return Err(NliError::Mismatch(format!("tokenizer has {vocab} tokens, the model's embedding table {}", enc.vocab())));
+            }
+            let engine = Engine::Encoder(Arc::new(enc));
+            return Self::smoke(NliModel {
+                engine,
+                tokenizer: tok,
+                config,
+                labels,
+                feeds,
+                pad_id,
+                support,
+                graph: crate::graph::GraphUse::Unused,
+                batch_size: 1,
+            });
+        }
         let hint = deberta_hint(&config);
         let from_onnx = |mut proto: tract_onnx::pb::ModelProto| -> Result<TypedModel, NliError> {
             fold_weight_dequantize(&mut proto);
@@ -536,7 +578,11 @@ impl NliModel {
             None => (from_onnx(proto)?, crate::graph::GraphUse::Onnx),
         };
         let plan = m.into_runnable().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
-        let me = NliModel { plan, tokenizer: tok, config, labels, feeds, pad_id, support, graph, batch_size: 1 };
+        Self::smoke(NliModel { engine: Engine::Tract(plan), tokenizer: tok, config, labels, feeds, pad_id, support, graph, batch_size: 1 })
+    }
+
+    fn smoke(me: NliModel) -> Result<Self, NliError> {
+        let hint = deberta_hint(&me.config);
         // a smoke run: one row of as many scores as id2label names. A graph that cannot run is the
         // model's fault, not the input's: `model`, not `inference`
         let p = me.score(&[("The meeting started.", "A meeting started.")]).map_err(|e| match e {
@@ -565,9 +611,18 @@ impl NliModel {
     }
 
     /// Whether this model was built from the graph its file carries, or from the ONNX nodes (and
-    /// why, when the file carries one that does not match).
+    /// why, when the file carries one that does not match), or needed no graph (meetcite's
+    /// encoder).
     pub fn graph(&self) -> &crate::graph::GraphUse {
         &self.graph
+    }
+
+    /// `"meetcite-int8"` (meetcite's own encoder) or `"tract"`.
+    pub fn runtime(&self) -> &'static str {
+        match self.engine {
+            Engine::Tract(_) => "tract",
+            Engine::Encoder(_) => "meetcite-int8",
+        }
     }
 
     pub fn config(&self) -> &NliConfig {
@@ -624,6 +679,18 @@ impl NliModel {
             }
         }
         let mut out = vec![Probs { entailment: 0.0, neutral: 0.0, contradiction: 0.0 }; encs.len()];
+        let plan = match &self.engine {
+            Engine::Tract(plan) => plan,
+            Engine::Encoder(bert) => {
+                // one pair at a time, unpadded: the same numbers whatever the batch
+                for (o, e) in out.iter_mut().zip(&encs) {
+                    let types: Vec<u32> = if self.feeds.contains(&Feed::Types) { e.get_type_ids().to_vec() } else { vec![0; e.get_ids().len()] };
+                    let row: Vec<f64> = bert.logits(e.get_ids(), &types)?.into_iter().map(f64::from).collect();
+                    *o = self.labels.probs(&row);
+                }
+                return Ok(out);
+            }
+        };
         for batch in batches {
             let len = batch.iter().map(|&i| encs[i].get_ids().len()).max().unwrap_or(1);
             let n = batch.len();
@@ -648,7 +715,7 @@ impl NliModel {
                     Ok(tract_ndarray::Array2::from_shape_vec((n, len), v).map_err(|e| NliError::Inference(e.to_string()))?.into_tensor().into_tvalue())
                 })
                 .collect::<Result<_, NliError>>()?;
-            let res = self.plan.run(inputs).map_err(|e| NliError::Inference(format!("{e:#}")))?;
+            let res = plan.run(inputs).map_err(|e| NliError::Inference(format!("{e:#}")))?;
             let logits = res[0].to_plain_array_view::<f32>().map_err(|e| NliError::Inference(e.to_string()))?;
             let k = self.labels.len();
             if logits.shape() != [n, k] {

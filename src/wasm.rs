@@ -121,7 +121,11 @@ const TS_TYPES: &'static str = r#"
 /** An `Error` thrown by meetcite; `code` is stable (`invalid_input`, `invalid_json`, `invalid_chunk`, `no_json`, `model`, ...). */
 export interface MeetciteError extends Error { code: string }
 /** The model files: the ONNX file, `tokenizer.json` and `config.json` (bytes, or the JSON files as text). */
-export interface ModelFiles { model: Uint8Array | ArrayBuffer; tokenizer: Uint8Array | ArrayBuffer | string; config: Uint8Array | ArrayBuffer | string }
+export interface ModelFiles {
+  model: Uint8Array | ArrayBuffer; tokenizer: Uint8Array | ArrayBuffer | string; config: Uint8Array | ArrayBuffer | string;
+  /** "auto" (default): meetcite's own int8 encoder for the BERT files it recognises (the shipped model), tract otherwise; "tract": tract always */
+  runtime?: "auto" | "tract";
+}
 /** One feature's share of a support score: `contribution` = weight x value, in log-odds. */
 export interface Part { feature: string; value: number; contribution: number }
 /** The support score of one claim (NLI and deterministic features, calibrated). */
@@ -242,7 +246,14 @@ impl Verifier {
             }
         };
         let (model, tokenizer, config) = (get("model")?, get("tokenizer")?, get("config")?);
-        let model = NliModel::from_bytes(&model, &tokenizer, &config).map_err(|e| core_err(e.code(), e))?;
+        let runtime = js_sys::Reflect::get(&files, &JsValue::from_str("runtime"))?;
+        let runtime = match runtime.as_string().as_deref() {
+            None if runtime.is_undefined() || runtime.is_null() => crate::nli::Runtime::Auto,
+            Some("auto") => crate::nli::Runtime::Auto,
+            Some("tract") => crate::nli::Runtime::Tract,
+            _ => return Err(invalid(format!("load(): `runtime` must be \"auto\" or \"tract\", got {}", kind(&runtime)))),
+        };
+        let model = NliModel::load(&model, &tokenizer, &config, runtime).map_err(|e| core_err(e.code(), e))?;
         Ok(Verifier { model: Rc::new(model) })
     }
 
@@ -254,6 +265,12 @@ impl Verifier {
             Ok(v) => js_sys::Promise::resolve(&JsValue::from(v)),
             Err(e) => js_sys::Promise::reject(&e),
         }
+    }
+
+    /// `"meetcite-int8"` (meetcite's own encoder) or `"tract"`: what computes the model.
+    #[wasm_bindgen(getter)]
+    pub fn runtime(&self) -> String {
+        self.model.runtime().to_string()
     }
 
     /// The model's `config.json` (name, max_length, labels, thresholds, support weights).

@@ -15,16 +15,22 @@ const timing = {
   '8 256': { warm: 2, runs: RUNS, budgetMs: Number(process.env.BENCH_NLI_BUDGET_MS || 12000) },
 };
 const url = (f) => '/' + path.relative(ROOT, f).split(path.sep).join('/');
+const onlyModels = process.env.BENCH_NLI_MODELS; // comma-separated model names, for quick runs
 const models = Object.entries(MODELS).filter(([name, f]) => {
+  if (onlyModels && !onlyModels.split(',').includes(name)) return false;
   if (existsSync(f)) return true;
   console.log(`  skip ${name}: ${f} missing (python3 bench/tools/f32_model.py, bench/tools/dyn_int8_model.py)`);
   return false;
 }).map(([name, f]) => ({ name, url: url(f) }));
 
 // both builds the package ships (Chromium runs the relaxed one: js/wasm-url.js)
+// meetcite-int8: the package's default runtime for the shipped int8 file (its own encoder); the
+// f32 and dynint8 files run on tract under it, so those rows are left out (the tract rows have them)
 const impls = [
-  { impl: 'tract wasm simd128', kind: 'tract', pkg: '/pkg/', wasm: 'meetcite_bg.wasm' },
-  { impl: 'tract wasm relaxed-simd', kind: 'tract', pkg: '/pkg/', wasm: 'meetcite_relaxed_bg.wasm' },
+  { impl: 'tract wasm simd128', kind: 'tract', runtime: 'tract', pkg: '/pkg/', wasm: 'meetcite_bg.wasm' },
+  { impl: 'tract wasm relaxed-simd', kind: 'tract', runtime: 'tract', pkg: '/pkg/', wasm: 'meetcite_relaxed_bg.wasm' },
+  { impl: 'meetcite-int8 wasm simd128', kind: 'tract', runtime: 'auto', pkg: '/pkg/', wasm: 'meetcite_bg.wasm' },
+  { impl: 'meetcite-int8 wasm relaxed-simd', kind: 'tract', runtime: 'auto', pkg: '/pkg/', wasm: 'meetcite_relaxed_bg.wasm' },
 ];
 impls.push({ impl: 'onnxruntime-web wasm 1 thread', kind: 'ort', threads: 1 });
 impls.push({ impl: 'onnxruntime-web wasm 2 threads', kind: 'ort', threads: 'max' });
@@ -52,7 +58,7 @@ try {
     await page.close();
     results[it.impl] = r;
     let note = '';
-    if (it.kind === 'tract') note = 'Verifier.score: tokenize + infer';
+    if (it.kind === 'tract') note = `Verifier.score: tokenize + infer (runtime ${it.runtime})`;
     else {
       note = 'infer only, pre-tokenized';
       if (it.threads !== 1) note += `; numThreads=${r.threads} (hardwareConcurrency), crossOriginIsolated=${r.crossOriginIsolated}`;

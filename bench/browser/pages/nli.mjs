@@ -27,7 +27,7 @@ export async function timeCase(run, { warm, runs, budgetMs }) {
 }
 
 /** cases: [{model: 'int8'|'f32', url, sets: {T: pairs}, shapes: [[b, T], ...]}] */
-export async function runTract({ pkg, wasm, models, tokenizerUrl, configUrl, shapes, sets, timing }) {
+export async function runTract({ pkg, wasm, runtime, models, tokenizerUrl, configUrl, shapes, sets, timing }) {
   const mod = await import(`${pkg}meetcite.js`);
   await mod.default({ module_or_path: `${pkg}${wasm}` });
   const [tokenizer, config] = await Promise.all([bytes(tokenizerUrl), bytes(configUrl)]);
@@ -35,9 +35,13 @@ export async function runTract({ pkg, wasm, models, tokenizerUrl, configUrl, sha
   for (const { name, url } of models) {
     const model = await bytes(url);
     // untimed first load (one-time lazy initialisation), then the timed one
-    (await mod.Verifier.load({ model, tokenizer, config })).free();
+    const first = await mod.Verifier.load({ model, tokenizer, config, runtime });
+    // runtime 'auto' on a file meetcite's encoder does not take is tract: the tract rows have it
+    const ran = first.runtime;
+    first.free();
+    if (runtime === 'auto' && ran !== 'meetcite-int8') continue;
     const t0 = performance.now();
-    const v = await mod.Verifier.load({ model, tokenizer, config });
+    const v = await mod.Verifier.load({ model, tokenizer, config, runtime });
     out.loads[name] = performance.now() - t0;
     for (const [b, T] of shapes) {
       const set = sets[T].map((p) => [p.premise, p.hypothesis]);

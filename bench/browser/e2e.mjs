@@ -107,7 +107,7 @@ if (pooled) {
   row('e2e', CASE, `meetcite pool x${POOL}, both pairs (chromium)`, 'warm_ms', median(both.ms), 'ms',
     `as pool x${POOL} with both_pairs (no quote-first cascade), ${both.pairs} pairs; median of 5 after one untimed run; ${same(both)}`);
   if (pooled.nli) {
-    row('nli', 'int8 b8 t128', `tract wasm pool x${POOL}`, 'ms', median(pooled.nli.ms), 'ms',
+    row('nli', 'int8 b8 t128', `meetcite-int8 wasm pool x${POOL}`, 'ms', median(pooled.nli.ms), 'ms',
       `VerifierPool.score of the 8 pairs (${POOL} workers, 4 pairs each): tokenize + infer; median of ${pooled.nli.ms.length} runs after 2 warm-ups; max |dp| vs the page's Verifier (same build) ${pooled.nli.dp.toExponential(1)}`);
   }
 }

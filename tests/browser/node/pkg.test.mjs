@@ -435,7 +435,7 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
   const probs = v.score([['Dana: we agreed on a ten percent discount.', 'A discount was agreed.']]);
   assert.equal(probs.length, 1);
   assert.ok(Math.abs(probs[0].entailment + probs[0].neutral + probs[0].contradiction - 1) < 1e-3);
-  // tract in wasm computes the same function as onnxruntime without graph optimisation (the pinned
+  // the default runtime in wasm (meetcite-int8 for this file) computes the function onnxruntime computes without graph optimisation (the pinned
   // pairs of the native parity test, one pair at a time as they were made)
   const pinned = readFileSync(path.join(MODELS, 'eval/parity_pairs.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
   assert.equal(pinned.length, 20);
@@ -444,7 +444,7 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
     const [got] = v.score([[p.premise, p.hypothesis]]);
     [got.entailment, got.neutral, got.contradiction].forEach((x, i) => { maxDiff = Math.max(maxDiff, Math.abs(x - p.probs[i])); });
   }
-  console.log(`# node: tract wasm vs onnxruntime on ${pinned.length} pinned pairs, max abs diff ${maxDiff.toExponential(2)}`);
+  console.log(`# node: ${v.runtime} wasm vs onnxruntime on ${pinned.length} pinned pairs, max abs diff ${maxDiff.toExponential(2)}`);
   assert.ok(maxDiff < 1e-4, `max diff ${maxDiff}`);
 });
 

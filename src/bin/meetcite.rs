@@ -36,7 +36,9 @@ const USAGE: &str = "usage:
   meetcite graph   [--model DIR] --out FILE.onnx
                    the model file with its graph precompiled into it (tract's NNEF form, in the
                    ONNX metadata; weights untouched): loads skip building the graph. Checked:
-                   the new file must load from that graph and score as the old one does";
+                   the new file must load from that graph and score as the old one does
+  MEETCITE_RUNTIME=tract runs the model on tract (default auto: meetcite's int8 encoder for the
+                   weight-only int8 BERT files it recognises, the shipped one included)";
 
 struct Args {
     cmd: String,
@@ -100,10 +102,17 @@ fn model_files(dir: &Path) -> Result<ModelFiles, String> {
     Ok((model, tok, cfg_bytes))
 }
 
-/// Load the model described by `DIR/config.json`.
+/// Load the model described by `DIR/config.json`, on the runtime `MEETCITE_RUNTIME` names (`auto`,
+/// the default: meetcite's int8 encoder for the files it takes; `tract`: tract always, e.g. to
+/// reproduce the model card's tract parity numbers).
 fn load_model(dir: &Path) -> Result<NliModel, String> {
     let (model, tok, cfg_bytes) = model_files(dir)?;
-    NliModel::from_bytes(&model, &tok, &cfg_bytes).map_err(|e| format!("[{}] {e}", e.code()))
+    let runtime = match std::env::var("MEETCITE_RUNTIME").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => meetcite::nli::Runtime::Auto,
+        Ok("tract") => meetcite::nli::Runtime::Tract,
+        Ok(other) => return Err(format!("MEETCITE_RUNTIME={other:?}: auto or tract")),
+    };
+    NliModel::load(&model, &tok, &cfg_bytes, runtime).map_err(|e| format!("[{}] {e}", e.code()))
 }
 
 fn context_from(a: &Args) -> Result<Context, String> {

@@ -100,12 +100,12 @@ impl QLinear {
         s.row_scale.resize(rp, 0.0);
         for r in 0..rows {
             let xr = &x[r * self.k..(r + 1) * self.k];
-            let pre: Vec<f32>;
             let xr = if self.pre.is_empty() {
                 xr
             } else {
-                pre = xr.iter().zip(&self.pre).map(|(x, p)| x * p).collect();
-                &pre[..]
+                s.row.clear();
+                s.row.extend(xr.iter().zip(&self.pre).map(|(x, p)| x * p));
+                &s.row[..]
             };
             let m = xr.iter().fold(0f32, |m, v| m.max(v.abs()));
             if m == 0.0 || !m.is_finite() {
@@ -154,6 +154,8 @@ fn round_even(v: f32) -> f32 {
 /// Buffers reused across a forward pass.
 #[derive(Default)]
 struct Scratch {
+    /// one input row scaled by [`QLinear::smooth`]'s factors
+    row: Vec<f32>,
     q: Vec<i16>,
     row_scale: Vec<f32>,
     acc: Vec<i32>,
@@ -598,17 +600,7 @@ impl Bert {
             Weight::Int8 { q, .. } => *dims(q).get(1)?,
             Weight::F32(t) => *dims(t).get(1)?,
         };
-        let eps = proto
-            .graph
-            .as_ref()?
-            .node
-            .iter()
-            .find(|n| n.op_type == "LayerNormalization")?
-            .attribute
-            .iter()
-            .find(|a| a.name == "epsilon")
-            .map(|a| a.f)
-            .unwrap_or(1e-5);
+        let eps = g.nodes.iter().find(|n| n.op_type == "LayerNormalization")?.attribute.iter().find(|a| a.name == "epsilon").map(|a| a.f).unwrap_or(1e-5);
         let mut layers = Vec::new();
         while let Some(l) = {
             let p = format!("{root}encoder.layer.{}.", layers.len());
@@ -705,10 +697,6 @@ impl Bert {
             cls_w: g.f32(&cw, &[labels, h])?,
             cls_b: g.f32(&format!("{head}classifier.bias"), &[labels])?,
         })
-    }
-
-    pub(crate) fn vocab(&self) -> usize {
-        self.word.rows()
     }
 
     /// The logits of one sequence (`ids`, `types` of the same length, no padding).

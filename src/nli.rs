@@ -134,8 +134,7 @@ enum Feed {
 }
 
 /// Which runtime computes the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Runtime {
     /// meetcite's own int8 encoder where the file is one it recognises (a weight-only int8
     /// `BertForSequenceClassification` export, as shipped), tract otherwise
@@ -143,6 +142,18 @@ pub enum Runtime {
     Auto,
     /// tract, whatever the file
     Tract,
+}
+
+impl std::str::FromStr for Runtime {
+    type Err = String;
+    /// `auto` or `tract`, as the JS option and the CLI's `MEETCITE_RUNTIME` spell it.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Runtime::Auto),
+            "tract" => Ok(Runtime::Tract),
+            _ => Err(format!("runtime must be \"auto\" or \"tract\", got {s:?}")),
+        }
+    }
 }
 
 /// The runtime a loaded model uses.
@@ -545,10 +556,8 @@ impl NliModel {
         }
         let feeds = graph_feeds(&proto, &config)?;
         let bert = matches!(config.architecture.as_deref(), None | Some("bert")) && runtime == Runtime::Auto;
+        // (the tokenizer was checked above against the table input_ids gathers: the encoder's)
         if let Some(enc) = bert.then(|| crate::encoder::Bert::from_onnx(&proto, labels.len())).flatten() {
-            if enc.vocab() < vocab {
-                return Err(NliError::Mismatch(format!("tokenizer has {vocab} tokens, the model's embedding table {}", enc.vocab())));
-            }
             let engine = Engine::Encoder(Arc::new(enc));
             return Self::smoke(NliModel {
                 engine,
@@ -664,6 +673,20 @@ impl NliModel {
             let e = self.tokenizer.encode((*p, *h), true).map_err(|e| NliError::Tokenizer(e.to_string()))?;
             encs.push(e);
         }
+        let plan = match &self.engine {
+            Engine::Tract(plan) => plan,
+            Engine::Encoder(bert) => {
+                // one pair at a time, unpadded: the same numbers whatever the batch
+                return encs
+                    .iter()
+                    .map(|e| {
+                        let types: Vec<u32> = if self.feeds.contains(&Feed::Types) { e.get_type_ids().to_vec() } else { vec![0; e.get_ids().len()] };
+                        let row: Vec<f64> = bert.logits(e.get_ids(), &types)?.into_iter().map(f64::from).collect();
+                        Ok(self.labels.probs(&row))
+                    })
+                    .collect();
+            }
+        };
         // length buckets: sort by length, batch neighbours of similar length (a batch is padded
         // to its longest pair, so a short pair never rides with a long one), restore order
         let mut idx: Vec<usize> = (0..encs.len()).collect();
@@ -679,18 +702,6 @@ impl NliModel {
             }
         }
         let mut out = vec![Probs { entailment: 0.0, neutral: 0.0, contradiction: 0.0 }; encs.len()];
-        let plan = match &self.engine {
-            Engine::Tract(plan) => plan,
-            Engine::Encoder(bert) => {
-                // one pair at a time, unpadded: the same numbers whatever the batch
-                for (o, e) in out.iter_mut().zip(&encs) {
-                    let types: Vec<u32> = if self.feeds.contains(&Feed::Types) { e.get_type_ids().to_vec() } else { vec![0; e.get_ids().len()] };
-                    let row: Vec<f64> = bert.logits(e.get_ids(), &types)?.into_iter().map(f64::from).collect();
-                    *o = self.labels.probs(&row);
-                }
-                return Ok(out);
-            }
-        };
         for batch in batches {
             let len = batch.iter().map(|&i| encs[i].get_ids().len()).max().unwrap_or(1);
             let n = batch.len();

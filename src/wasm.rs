@@ -247,11 +247,10 @@ impl Verifier {
         };
         let (model, tokenizer, config) = (get("model")?, get("tokenizer")?, get("config")?);
         let runtime = js_sys::Reflect::get(&files, &JsValue::from_str("runtime"))?;
-        let runtime = match runtime.as_string().as_deref() {
+        let runtime = match runtime.as_string() {
             None if runtime.is_undefined() || runtime.is_null() => crate::nli::Runtime::Auto,
-            Some("auto") => crate::nli::Runtime::Auto,
-            Some("tract") => crate::nli::Runtime::Tract,
-            _ => return Err(invalid(format!("load(): `runtime` must be \"auto\" or \"tract\", got {}", kind(&runtime)))),
+            Some(name) => name.parse().map_err(|e| invalid(format!("load(): {e}")))?,
+            None => return Err(invalid(format!("load(): `runtime` must be \"auto\" or \"tract\", got {}", kind(&runtime)))),
         };
         let model = NliModel::load(&model, &tokenizer, &config, runtime).map_err(|e| core_err(e.code(), e))?;
         Ok(Verifier { model: Rc::new(model) })

@@ -107,10 +107,9 @@ fn model_files(dir: &Path) -> Result<ModelFiles, String> {
 /// reproduce the model card's tract parity numbers).
 fn load_model(dir: &Path) -> Result<NliModel, String> {
     let (model, tok, cfg_bytes) = model_files(dir)?;
-    let runtime = match std::env::var("MEETCITE_RUNTIME").as_deref() {
-        Err(_) | Ok("") | Ok("auto") => meetcite::nli::Runtime::Auto,
-        Ok("tract") => meetcite::nli::Runtime::Tract,
-        Ok(other) => return Err(format!("MEETCITE_RUNTIME={other:?}: auto or tract")),
+    let runtime = match std::env::var("MEETCITE_RUNTIME") {
+        Ok(name) if !name.is_empty() => name.parse().map_err(|e| format!("MEETCITE_RUNTIME: {e}"))?,
+        _ => meetcite::nli::Runtime::Auto,
     };
     NliModel::load(&model, &tok, &cfg_bytes, runtime).map_err(|e| format!("[{}] {e}", e.code()))
 }

@@ -33,27 +33,38 @@ if [ -n "$want" ] && [ "$have" != "$want" ]; then
   exit 1
 fi
 
-# Two builds of the same code (js/wasm-url.js picks one at run time, by feature detection):
-#   simd128 (pkg/meetcite_bg.wasm): every current browser and Node >= 16; tract's kernels use it.
-#   relaxed SIMD as well (pkg/meetcite_relaxed_bg.wasm): Chrome/Edge >= 114, Node >= 22; fused
-#     multiply-add in tract's f32 kernels, 1.04-1.20x on the NLI model (BENCHMARKS.md).
-# Each has its own cargo target dir: the flags differ, so one dir would rebuild everything on each
-# switch. A cold build of each takes ~4 min on 2 cores; after a change to src/, about a minute each.
+# Two packages, each in two builds (js/wasm-url.js picks the build at run time, by feature detection):
+#   pkg/ (npm `meetcite`): meetcite's own int8 encoder and no tract (cargo features `wasm`): runs the
+#     shipped model (weight-only int8 BERT), the matcher and everything else; ~1.5 MB gzip smaller.
+#   pkg/full/ (`meetcite/full`): tract as well (`wasm,tract`): every model family, f32 and dynamic
+#     int8 files, `runtime: "tract"`. The same API; `meetcite` refuses what needs tract with the
+#     error code `model_needs_tract`.
+# and for each:
+#   simd128 (meetcite_bg.wasm): every current browser and Node >= 16.
+#   relaxed SIMD as well (meetcite_relaxed_bg.wasm): Chrome/Edge >= 114, Node >= 22; fused
+#     multiply-add in tract's f32 kernels, 1.04-1.20x on tract's NLI runs (BENCHMARKS.md).
+# Each build has its own cargo target dir: the flags differ, so one dir would rebuild everything on
+# each switch. A cold build takes ~4 min on 2 cores with tract, ~2 without; after a change to src/,
+# about a minute each.
+LITE_TARGET_DIR=${MEETCITE_WASM_LITE_TARGET_DIR:-$ROOT/target/wasm-lite}
+LITE_RELAXED_TARGET_DIR=${MEETCITE_WASM_LITE_RELAXED_TARGET_DIR:-$ROOT/target/wasm-lite-relaxed}
 RELAXED_TARGET_DIR=${MEETCITE_WASM_RELAXED_TARGET_DIR:-$ROOT/target/wasm-relaxed}
-build() { # target dir, target features
+build() { # target dir, target features, cargo features
   local t0
   t0=$(date +%s)
   RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=$2" CARGO_TARGET_DIR="$1" \
-    cargo build --profile wasm-release --target wasm32-unknown-unknown --no-default-features --features wasm --lib
-  echo "cargo build (wasm32, $2) took $(( $(date +%s) - t0 )) s"
+    cargo build --profile wasm-release --target wasm32-unknown-unknown --no-default-features --features "$3" --lib
+  echo "cargo build (wasm32, $2, features $3) took $(( $(date +%s) - t0 )) s"
 }
 if [ -z "${SKIP_CARGO:-}" ]; then
-  build "$TARGET_DIR" +simd128
-  build "$RELAXED_TARGET_DIR" +simd128,+relaxed-simd
+  build "$LITE_TARGET_DIR" +simd128 wasm
+  build "$LITE_RELAXED_TARGET_DIR" +simd128,+relaxed-simd wasm
+  build "$TARGET_DIR" +simd128 wasm,tract
+  build "$RELAXED_TARGET_DIR" +simd128,+relaxed-simd wasm,tract
 fi
-WASM=$TARGET_DIR/wasm32-unknown-unknown/wasm-release/meetcite.wasm
-WASM_RELAXED=$RELAXED_TARGET_DIR/wasm32-unknown-unknown/wasm-release/meetcite.wasm
-for w in "$WASM" "$WASM_RELAXED"; do
+built() { echo "$1/wasm32-unknown-unknown/wasm-release/meetcite.wasm"; }
+for d in "$LITE_TARGET_DIR" "$LITE_RELAXED_TARGET_DIR" "$TARGET_DIR" "$RELAXED_TARGET_DIR"; do
+  w=$(built "$d")
   [ -f "$w" ] || { echo "error: $w not built" >&2; exit 1; }
   # wasm-ld wraps every export in a constructor call unless the module calls them itself (src/wasm.rs
   # `start`); the wrappers are named `<export>.command_export` in the name section cargo leaves in.
@@ -63,44 +74,43 @@ for w in "$WASM" "$WASM_RELAXED"; do
   fi
 done
 
-rm -rf "$OUT"
-bindgen() { wasm-bindgen --target web --out-dir "$1" --out-name meetcite --remove-name-section --remove-producers-section "$2"; }
-bindgen "$OUT" "$WASM"
-# one glue serves both builds: the relaxed build must export and import exactly what the simd128 one does
-RELAXED_OUT=$RELAXED_TARGET_DIR/bindgen
-rm -rf "$RELAXED_OUT"
-bindgen "$RELAXED_OUT" "$WASM_RELAXED"
-if ! cmp -s "$OUT/meetcite.js" "$RELAXED_OUT/meetcite.js"; then
-  echo "error: wasm-bindgen wrote a different meetcite.js for the relaxed-SIMD build; one glue cannot load both" >&2
-  exit 1
-fi
-mv "$RELAXED_OUT/meetcite_bg.wasm" "$OUT/meetcite_relaxed_bg.wasm"
-# init() with no argument fetches the build wasm-url.js picks
-node scripts/fix-glue.mjs "$OUT/meetcite.js"
 # wasm-opt is opt-in: on this crate -Oz takes minutes and saves ~2 MB raw, nothing after gzip.
-opt() { # file stem in pkg/, the features its code uses
+opt() { # .wasm file, the features its code uses
   local w=$1
   shift
-  wasm-opt "$MEETCITE_WASM_OPT" "$@" "$OUT/$w.wasm" -o "$OUT/$w.opt.wasm" && mv "$OUT/$w.opt.wasm" "$OUT/$w.wasm" \
-    || echo "warning: wasm-opt failed on $w.wasm; keeping the unoptimised module" >&2
+  wasm-opt "$MEETCITE_WASM_OPT" "$@" "$w" -o "$w.opt" && mv "$w.opt" "$w" \
+    || echo "warning: wasm-opt failed on $w; keeping the unoptimised module" >&2
 }
-if [ -n "${MEETCITE_WASM_OPT:-}" ] && command -v wasm-opt >/dev/null 2>&1; then
-  opt meetcite_bg --enable-simd
-  opt meetcite_relaxed_bg --enable-simd --enable-relaxed-simd
-fi
-
-# The declarations must compile with `tsc --strict` without the DOM lib, without esnext.disposable
-# and without skipLibCheck (a Node or worker project): the glue's init() types name DOM types
-# (RequestInfo, Response, URL, BufferSource, WebAssembly.Module) and every class gets a
-# `[Symbol.dispose]()`. Both are rewritten to structural types; the runtime is unchanged. Optional
-# trailing arguments get their `?` back (wasm-bindgen drops it when a parameter type is given).
-node scripts/fix-dts.mjs "$OUT/meetcite.d.ts"
-
-# npm manifest from the template, version from Cargo.toml
-version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
-sed "s/\"version\": \"0.0.0\"/\"version\": \"$version\"/" pkg.json > "$OUT/package.json"
-# Node entry point: synchronous init from the bundled bytes, so `import ... from 'meetcite'` just works.
-cat > "$OUT/node.js" <<'JS'
+bindgen() { wasm-bindgen --target web --out-dir "$1" --out-name meetcite --remove-name-section --remove-producers-section "$2"; }
+# One package directory from one pair of builds: glue, both .wasm files, declarations, the Node
+# entry and the JS modules of js/ (which import './meetcite.js', so each package's pool, worker and
+# model loader run that package's build).
+assemble() { # out dir, simd128 target dir, relaxed target dir
+  local out=$1 scratch=$3/bindgen
+  mkdir -p "$out"
+  bindgen "$out" "$(built "$2")"
+  # one glue serves both builds: the relaxed build must export and import exactly what the simd128 one does
+  rm -rf "$scratch"
+  bindgen "$scratch" "$(built "$3")"
+  if ! cmp -s "$out/meetcite.js" "$scratch/meetcite.js"; then
+    echo "error: wasm-bindgen wrote a different meetcite.js for the relaxed-SIMD build of $out; one glue cannot load both" >&2
+    exit 1
+  fi
+  mv "$scratch/meetcite_bg.wasm" "$out/meetcite_relaxed_bg.wasm"
+  # init() with no argument fetches the build wasm-url.js picks
+  node scripts/fix-glue.mjs "$out/meetcite.js"
+  if [ -n "${MEETCITE_WASM_OPT:-}" ] && command -v wasm-opt >/dev/null 2>&1; then
+    opt "$out/meetcite_bg.wasm" --enable-simd
+    opt "$out/meetcite_relaxed_bg.wasm" --enable-simd --enable-relaxed-simd
+  fi
+  # The declarations must compile with `tsc --strict` without the DOM lib, without esnext.disposable
+  # and without skipLibCheck (a Node or worker project): the glue's init() types name DOM types
+  # (RequestInfo, Response, URL, BufferSource, WebAssembly.Module) and every class gets a
+  # `[Symbol.dispose]()`. Both are rewritten to structural types; the runtime is unchanged. Optional
+  # trailing arguments get their `?` back (wasm-bindgen drops it when a parameter type is given).
+  node scripts/fix-dts.mjs "$out/meetcite.d.ts"
+  # Node entry point: synchronous init from the bundled bytes, so `import ... from 'meetcite'` just works.
+  cat > "$out/node.js" <<'JS'
 // Node entry: instantiate the module synchronously from the file next to this one.
 import { readFileSync } from 'node:fs';
 import { initSync } from './meetcite.js';
@@ -110,13 +120,26 @@ initSync({ module: readFileSync(wasmUrl()) });
 export * from './meetcite.js';
 export { default } from './meetcite.js';
 JS
-cp "$OUT/meetcite.d.ts" "$OUT/node.d.ts"
-# meetcite/pool (the NLI model on several Web Workers), meetcite/worker (everything in a Web
-# Worker, promise API), meetcite/model (fetch the model files with progress and the Cache API):
-# sources in js/
-cp js/pool.js js/pool-worker.js js/pool.d.ts js/worker.js js/worker-thread.js js/worker.d.ts js/model.js js/model.d.ts js/wasm-url.js js/wasm-url.d.ts "$OUT/"
+  cp "$out/meetcite.d.ts" "$out/node.d.ts"
+  # meetcite/pool (the NLI model on several Web Workers), meetcite/worker (everything in a Web
+  # Worker, promise API), meetcite/model (fetch the model files with progress and the Cache API):
+  # sources in js/
+  cp js/pool.js js/pool-worker.js js/pool.d.ts js/worker.js js/worker-thread.js js/worker.d.ts js/model.js js/model.d.ts js/wasm-url.js js/wasm-url.d.ts "$out/"
+  rm -f "$out/.gitignore"
+}
+rm -rf "$OUT"
+assemble "$OUT" "$LITE_TARGET_DIR" "$LITE_RELAXED_TARGET_DIR"
+assemble "$OUT/full" "$TARGET_DIR" "$RELAXED_TARGET_DIR"
+# (for resolvers that ignore the exports map, e.g. TypeScript's node10: `meetcite/full` is a folder)
+printf '{\n  "type": "module",\n  "main": "./meetcite.js",\n  "types": "./meetcite.d.ts"\n}\n' > "$OUT/full/package.json"
+for d in "$OUT" "$OUT/full"; do
+  printf '%s: simd128 %s, relaxed %s bytes gzip\n' "${d#"$ROOT"/}" "$(gzip -9c "$d/meetcite_bg.wasm" | wc -c)" "$(gzip -9c "$d/meetcite_relaxed_bg.wasm" | wc -c)"
+done
+
+# npm manifest from the template, version from Cargo.toml
+version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
+sed "s/\"version\": \"0.0.0\"/\"version\": \"$version\"/" pkg.json > "$OUT/package.json"
 cp README.md LICENSE-MIT LICENSE-APACHE "$OUT/"
-rm -f "$OUT/.gitignore"
 
 # The model as a package (pkg-model/ -> npm `meetcite-model-minilm`): every file at the top of
 # models/ (weights, tokenizer, config, model card, licence, notice), the loader, and a manifest of
@@ -138,7 +161,13 @@ node scripts/model-package.mjs "$MODEL_OUT" "$onnx" "$version"
 # Demo site: package, model files, example data (all generated; www/.gitignore lists them).
 rm -rf "$WWW/pkg" "$WWW/models" "$WWW/data"
 mkdir -p "$WWW/pkg" "$WWW/models" "$WWW/data"
-cp "$OUT/meetcite.js" "$OUT/wasm-url.js" "$OUT/meetcite_bg.wasm" "$OUT/meetcite_relaxed_bg.wasm" "$OUT/pool.js" "$OUT/pool-worker.js" "$OUT/worker.js" "$OUT/worker-thread.js" "$OUT/model.js" "$WWW/pkg/"
+# pkg/full too: the demo switches to it when a picked model folder needs tract
+mkdir -p "$WWW/pkg/full"
+for d in "" full/; do
+  for f in meetcite.js wasm-url.js meetcite_bg.wasm meetcite_relaxed_bg.wasm pool.js pool-worker.js worker.js worker-thread.js model.js; do
+    cp "$OUT/$d$f" "$WWW/pkg/$d"
+  done
+done
 cp "$MODEL_OUT/$onnx" "$MODEL_OUT/tokenizer.json" "$MODEL_OUT/config.json" "$WWW/models/"
 # every tests/fixtures/NAME_chunks.json with a NAME_answer.json becomes an example; index in examples.json
 names=()

@@ -20,8 +20,8 @@
 //! tract (tests/nli.rs, tests/families.rs).
 
 use crate::nli::NliError;
+use crate::onnx::{ModelProto, NodeProto, TensorProto};
 use std::collections::HashMap;
-use tract_onnx::pb::{ModelProto, NodeProto, TensorProto};
 
 /// Lanes the i16 dot kernels step by (AVX2: 16); rows of the quantized activations are padded to
 /// a multiple of it with zeros.
@@ -447,24 +447,24 @@ impl std::fmt::Debug for Bert {
 
 /// An initializer or a `DequantizeLinear` output, as the graph names it.
 enum Weight<'a> {
-    F32(&'a TensorProto),
-    Int8 { q: &'a TensorProto, scale: Vec<f32>, axis: usize },
+    F32(&'a TensorProto<'a>),
+    Int8 { q: &'a TensorProto<'a>, scale: Vec<f32>, axis: usize },
 }
 
 /// A linear layer as found in the graph: int8 weights `[k, n]`, k, n, scales, bias.
 type LinearParts = (Vec<i8>, usize, usize, Vec<f32>, Vec<f32>);
 
 struct Graph<'a> {
-    inits: HashMap<&'a str, &'a TensorProto>,
+    inits: HashMap<&'a str, &'a TensorProto<'a>>,
     deq: HashMap<&'a str, Weight<'a>>,
     /// node by output name
-    by_out: HashMap<&'a str, &'a NodeProto>,
-    nodes: &'a [NodeProto],
+    by_out: HashMap<&'a str, &'a NodeProto<'a>>,
+    nodes: &'a [NodeProto<'a>],
     /// constants of `Constant` nodes, by output
-    consts: HashMap<&'a str, &'a TensorProto>,
+    consts: HashMap<&'a str, &'a TensorProto<'a>>,
 }
 
-fn f32s(t: &TensorProto) -> Option<Vec<f32>> {
+fn f32s(t: &TensorProto<'_>) -> Option<Vec<f32>> {
     const FLOAT: i32 = 1;
     if t.data_type != FLOAT {
         return None;
@@ -479,12 +479,12 @@ fn f32s(t: &TensorProto) -> Option<Vec<f32>> {
     }
 }
 
-fn dims(t: &TensorProto) -> Vec<usize> {
+fn dims(t: &TensorProto<'_>) -> Vec<usize> {
     t.dims.iter().map(|&d| d.max(0) as usize).collect()
 }
 
 impl<'a> Graph<'a> {
-    fn new(proto: &'a ModelProto) -> Option<Self> {
+    fn new(proto: &'a ModelProto<'a>) -> Option<Self> {
         let g = proto.graph.as_ref()?;
         let inits: HashMap<&str, &TensorProto> = g.initializer.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut deq = HashMap::new();
@@ -591,7 +591,7 @@ impl<'a> Graph<'a> {
 impl Bert {
     /// The encoder of a weight-only int8 `BertForSequenceClassification` export, `None` for any
     /// other graph (tract runs those).
-    pub(crate) fn from_onnx(proto: &ModelProto, labels: usize) -> Option<Bert> {
+    pub(crate) fn from_onnx(proto: &ModelProto<'_>, labels: usize) -> Option<Bert> {
         let g = Graph::new(proto)?;
         let word_name = g.deq.keys().find(|k| k.ends_with("bert.embeddings.word_embeddings.weight"))?.to_string();
         let root = word_name.strip_suffix("embeddings.word_embeddings.weight")?; // "m.bert."

@@ -58,19 +58,7 @@ struct Weight {
     shape: Vec<usize>,
 }
 
-/// Whether a model was built from its embedded graph.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GraphUse {
-    /// built from the embedded NNEF graph
-    Embedded,
-    /// the file has no embedded graph: built from the ONNX graph
-    Onnx,
-    /// the file has one, but it was compiled from another file or config: built from the ONNX
-    /// graph (the reason says which)
-    Stale(String),
-    /// meetcite's own encoder runs the model ([`crate::nli::Runtime::Auto`]): no graph was built
-    Unused,
-}
+pub use crate::nli::GraphUse;
 
 /// The NNEF framework meetcite writes and reads: tract's registries, the ONNX one, and one op of
 /// its own. tract 0.23.9 has no NNEF form for `GeluExact`, which decluttering makes of BERT's

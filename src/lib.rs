@@ -18,11 +18,13 @@ pub mod chunk;
 pub mod context;
 #[cfg(feature = "nli")]
 mod encoder;
-#[cfg(feature = "nli")]
+#[cfg(feature = "tract")]
 pub mod graph;
 pub mod metrics;
 #[cfg(feature = "nli")]
 pub mod nli;
+#[cfg(feature = "nli")]
+pub mod onnx;
 pub mod quote;
 pub mod render;
 pub mod report;

@@ -1,11 +1,14 @@
-//! Stage 4: the NLI runtime. A BERT-family cross-encoder in ONNX (f32 or int8), run with
-//! tract-onnx; its `tokenizer.json` through the `tokenizers` crate; everything loaded from bytes
-//! (the browser has no file system). The label order comes from the model's config.
+//! Stage 4: the NLI runtime. A BERT-family cross-encoder in ONNX (f32 or int8), run by
+//! meetcite's own int8 encoder (the shipped form, [`crate::encoder`]) or, with the `tract`
+//! feature, by tract-onnx (every other file); its `tokenizer.json` through the `tokenizers`
+//! crate; everything loaded from bytes (the browser has no file system). The label order comes
+//! from the model's config.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+#[cfg(feature = "tract")]
 use tract_onnx::prelude::*;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -22,6 +25,10 @@ pub enum NliError {
     Inference(String),
     #[error("claim is {tokens} tokens, the model takes at most {max} with its premise")]
     ClaimTooLong { tokens: usize, max: usize },
+    /// The file (or `runtime: "tract"`) needs tract, and this build has none: the npm package's
+    /// default wasm carries meetcite's int8 encoder only, `meetcite/full` carries tract too.
+    #[error("{0}")]
+    NeedsTract(String),
 }
 
 impl NliError {
@@ -33,6 +40,7 @@ impl NliError {
             NliError::Mismatch(_) => "tokenizer_mismatch",
             NliError::Inference(_) => "inference",
             NliError::ClaimTooLong { .. } => "claim_too_long",
+            NliError::NeedsTract(_) => "model_needs_tract",
         }
     }
 }
@@ -156,8 +164,23 @@ impl std::str::FromStr for Runtime {
     }
 }
 
+/// Whether a model was built from its embedded graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GraphUse {
+    /// built from the embedded NNEF graph
+    Embedded,
+    /// the file has no embedded graph: built from the ONNX graph
+    Onnx,
+    /// the file has one, but it was compiled from another file or config: built from the ONNX
+    /// graph (the reason says which)
+    Stale(String),
+    /// meetcite's own encoder runs the model ([`Runtime::Auto`]): no graph was built
+    Unused,
+}
+
 /// The runtime a loaded model uses.
 enum Engine {
+    #[cfg(feature = "tract")]
     Tract(Arc<TypedRunnableModel>),
     Encoder(Arc<crate::encoder::Bert>),
 }
@@ -169,10 +192,12 @@ pub struct NliModel {
     labels: Labels,
     /// the graph's inputs, in its order
     feeds: Vec<Feed>,
+    /// (tract's batches only: the encoder never pads)
+    #[cfg_attr(not(feature = "tract"), allow(dead_code))]
     pad_id: i64,
     support: crate::support::SupportConfig,
     /// whether the graph came from the file's embedded NNEF or its ONNX nodes
-    graph: crate::graph::GraphUse,
+    graph: GraphUse,
     /// Pairs per model run (default 1). With 1, a pair's probabilities depend on that pair alone,
     /// bit for bit; in a batch, the padding to the longest pair and the batch's shape change the
     /// last bits (measured on the 20 parity pairs: 32 of 40 scores differ, by up to 2e-7). Bit-for-
@@ -241,7 +266,7 @@ fn labels(id2label: &BTreeMap<String, String>) -> Result<Labels, NliError> {
 /// Vocabulary size of a BERT-family ONNX: the rows of the table `input_ids` indexes (a `Gather`
 /// reading the graph input; an int8 table through its `DequantizeLinear`), else of the largest 2-D
 /// initializer.
-fn onnx_vocab_size(proto: &tract_onnx::pb::ModelProto) -> Option<usize> {
+fn onnx_vocab_size(proto: &crate::onnx::ModelProto) -> Option<usize> {
     let g = proto.graph.as_ref()?;
     let init = |name: &str| g.initializer.iter().find(|t| t.name == name && t.dims.len() == 2).map(|t| t.dims[0] as usize);
     let dequantized = |name: &str| {
@@ -267,6 +292,8 @@ fn level(signed: bool, b: u8) -> i32 {
 /// One `DequantizeLinear` of a constant int8/uint8 weight (the weight-only int8 form the shipped
 /// model uses): `(q - zero_point) * scale` per tensor or per channel, as the ONNX operator defines
 /// it.
+// (without tract, only the encoder reads it: signedness, scales and zero points)
+#[cfg_attr(not(feature = "tract"), allow(dead_code))]
 pub(crate) struct Dequant<'a> {
     out: &'a str,
     dims: &'a [i64],
@@ -279,7 +306,7 @@ pub(crate) struct Dequant<'a> {
 }
 
 impl<'a> Dequant<'a> {
-    pub(crate) fn of(n: &'a tract_onnx::pb::NodeProto, inits: &std::collections::HashMap<&str, &'a tract_onnx::pb::TensorProto>) -> Option<Self> {
+    pub(crate) fn of(n: &'a crate::onnx::NodeProto, inits: &std::collections::HashMap<&str, &'a crate::onnx::TensorProto>) -> Option<Self> {
         const FLOAT: i32 = 1;
         const UINT8: i32 = 2;
         const INT8: i32 = 3;
@@ -323,7 +350,7 @@ impl<'a> Dequant<'a> {
             }
             (scales.len(), q.dims[axis as usize + 1..].iter().product::<i64>() as usize)
         };
-        Some(Dequant { out: &n.output[0], dims: &q.dims, q: &q.raw_data, signed, scales, zps, channels, stride })
+        Some(Dequant { out: &n.output[0], dims: &q.dims, q: q.raw_data, signed, scales, zps, channels, stride })
     }
 
     /// Each run of weights that shares a channel, with its position, zero point and scale. The
@@ -331,6 +358,7 @@ impl<'a> Dequant<'a> {
     /// known without a division per element and the caller's inner loop is a plain map of one
     /// scale and zero point (a per-element `(i / stride) % channels` and a growing Vec made this
     /// fold ~45 % of the whole model load natively).
+    #[cfg(feature = "tract")]
     fn runs(&self, mut f: impl FnMut(usize, &[u8], i32, f32)) {
         if self.q.is_empty() {
             return;
@@ -344,6 +372,7 @@ impl<'a> Dequant<'a> {
     }
 
     /// The f32 weights as an ONNX initializer (little-endian raw data), for tract's ONNX import.
+    #[cfg(feature = "tract")]
     fn to_proto(&self) -> tract_onnx::pb::TensorProto {
         let mut raw = vec![0u8; self.q.len() * 4];
         let signed = self.signed;
@@ -357,6 +386,7 @@ impl<'a> Dequant<'a> {
 
     /// The f32 weights as a tract tensor, written in place (the embedded graph's path: no
     /// initializer in between, so 91 MB of f32 are written once instead of written and copied).
+    #[cfg(feature = "tract")]
     fn to_tensor(&self) -> TractResult<Tensor> {
         let shape: Vec<usize> = self.dims.iter().map(|&d| d as usize).collect();
         let mut t = Tensor::zero::<f32>(&shape)?;
@@ -372,20 +402,24 @@ impl<'a> Dequant<'a> {
     }
 }
 
-/// Take every foldable `DequantizeLinear` out of the graph, with the int8 tensors nothing reads
-/// any more, and return what `make` builds of each (named by the node's output).
-fn take_dequantized<T>(proto: &mut tract_onnx::pb::ModelProto, make: impl Fn(&Dequant) -> T) -> Vec<(String, T)> {
+/// Take every foldable `DequantizeLinear` out of tract's graph, with the int8 tensors nothing
+/// reads any more, and return what `make` builds of each (named by the node's output). `own` is
+/// meetcite's reading of the same file ([`crate::onnx`]): node `i` there is node `i` in `proto`.
+#[cfg(feature = "tract")]
+fn take_dequantized<T>(proto: &mut tract_onnx::pb::ModelProto, own: &crate::onnx::ModelProto, make: impl Fn(&Dequant) -> T) -> Vec<(String, T)> {
     use std::collections::{HashMap, HashSet};
-    let Some(g) = proto.graph.as_mut() else { return Vec::new() };
+    let (Some(g), Some(og)) = (proto.graph.as_mut(), own.graph.as_ref()) else { return Vec::new() };
+    if g.node.len() != og.node.len() || g.node.iter().zip(&og.node).any(|(a, b)| a.output != b.output) {
+        // not the same file: fold nothing (tract folds the constants itself, only slower)
+        return Vec::new();
+    }
     let mut folded = Vec::new();
     let mut drop = HashSet::new();
-    {
-        let inits: HashMap<&str, &tract_onnx::pb::TensorProto> = g.initializer.iter().map(|t| (t.name.as_str(), t)).collect();
-        for (i, n) in g.node.iter().enumerate() {
-            if let Some(d) = Dequant::of(n, &inits) {
-                folded.push((d.out.to_string(), make(&d)));
-                drop.insert(i);
-            }
+    let inits: HashMap<&str, &crate::onnx::TensorProto> = og.initializer.iter().map(|t| (t.name.as_str(), t)).collect();
+    for (i, n) in og.node.iter().enumerate() {
+        if let Some(d) = Dequant::of(n, &inits) {
+            folded.push((d.out.to_string(), make(&d)));
+            drop.insert(i);
         }
     }
     if folded.is_empty() {
@@ -405,8 +439,9 @@ fn take_dequantized<T>(proto: &mut tract_onnx::pb::ModelProto, make: impl Fn(&De
 /// computes ([`Dequant`]). tract folds these constants itself at load, but through its generic
 /// cast and broadcast code, which was ~40 % of the model load time in wasm; this is one pass over
 /// the bytes. Nodes in any other form are left to tract. Returns the number of nodes folded.
-fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
-    let folded = take_dequantized(proto, |d| d.to_proto());
+#[cfg(feature = "tract")]
+fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto, own: &crate::onnx::ModelProto) -> usize {
+    let folded = take_dequantized(proto, own, |d| d.to_proto());
     let n = folded.len();
     if let Some(g) = proto.graph.as_mut() {
         g.initializer.extend(folded.into_iter().map(|(_, t)| t));
@@ -415,8 +450,9 @@ fn fold_weight_dequantize(proto: &mut tract_onnx::pb::ModelProto) -> usize {
 }
 
 /// The same fold, to tract tensors by name, for a graph that takes its weights by name.
-fn fold_weight_tensors(proto: &mut tract_onnx::pb::ModelProto) -> Result<std::collections::HashMap<String, Tensor>, NliError> {
-    take_dequantized(proto, |d| d.to_tensor()).into_iter().map(|(n, t)| t.map(|t| (n, t)).map_err(|e| NliError::Model(format!("{e:#}")))).collect()
+#[cfg(feature = "tract")]
+fn fold_weight_tensors(proto: &mut tract_onnx::pb::ModelProto, own: &crate::onnx::ModelProto) -> Result<std::collections::HashMap<String, Tensor>, NliError> {
+    take_dequantized(proto, own, |d| d.to_tensor()).into_iter().map(|(n, t)| t.map(|t| (n, t)).map_err(|e| NliError::Model(format!("{e:#}")))).collect()
 }
 
 /// `Err` with a message when `bytes` are empty or an HTML page instead of `what`.
@@ -435,7 +471,7 @@ pub fn not_html_or_empty(bytes: &[u8], what: &str) -> Result<(), String> {
 
 /// The graph's inputs in its order, each matched to what feeds it; they must be the ones
 /// `config.inputs` lists.
-fn graph_feeds(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result<Vec<Feed>, NliError> {
+fn graph_feeds(proto: &crate::onnx::ModelProto, config: &NliConfig) -> Result<Vec<Feed>, NliError> {
     let g = proto.graph.as_ref().ok_or_else(|| NliError::Model("the ONNX file has no graph".into()))?;
     let inits: std::collections::HashSet<&str> = g.initializer.iter().map(|t| t.name.as_str()).collect();
     let names: Vec<&str> = g.input.iter().map(|i| i.name.as_str()).filter(|n| !inits.contains(n)).collect();
@@ -461,12 +497,19 @@ fn graph_feeds(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result
     Ok(names.into_iter().filter_map(feed).collect())
 }
 
-fn read_onnx(model: &[u8]) -> Result<tract_onnx::pb::ModelProto, NliError> {
+fn read_onnx(model: &[u8]) -> Result<crate::onnx::ModelProto<'_>, NliError> {
+    crate::onnx::read(model).map_err(|e| NliError::Model(format!("not a readable ONNX file: {e}")))
+}
+
+/// The same file as tract's protobuf types, for tract's ONNX import.
+#[cfg(feature = "tract")]
+fn read_tract_onnx(model: &[u8]) -> Result<tract_onnx::pb::ModelProto, NliError> {
     tract_onnx::onnx().proto_model_for_read(&mut std::io::Cursor::new(model)).map_err(|e| NliError::Model(format!("not a readable ONNX file: {e}")))
 }
 
 /// A DeBERTa v1 graph exported without the fixed span (another exporter, or export_hf.py before
 /// it fixed it) fails on the span's gather, at optimisation or at the first run: say what to do.
+#[cfg(feature = "tract")]
 fn deberta_hint(config: &NliConfig) -> &'static str {
     if config.architecture.as_deref() == Some("deberta") {
         " (a DeBERTa v1 graph must be exported by models/export_hf.py, which fixes the attention span tract cannot bound)"
@@ -476,9 +519,10 @@ fn deberta_hint(config: &NliConfig) -> &'static str {
 }
 
 /// tract's decluttered graph of the (folded) ONNX file: inputs `[batch, seq]` of i64, the
-/// config's output only. What the loader optimises, and what `meetcite graph` stores.
-fn decluttered(proto: &tract_onnx::pb::ModelProto, config: &NliConfig) -> Result<TypedModel, NliError> {
-    let feeds = graph_feeds(proto, config)?.len();
+/// config's output only (`feeds`: how many graph inputs meetcite feeds). What the loader
+/// optimises, and what `meetcite graph` stores.
+#[cfg(feature = "tract")]
+fn decluttered(proto: &tract_onnx::pb::ModelProto, config: &NliConfig, feeds: usize) -> Result<TypedModel, NliError> {
     let mut m = tract_onnx::onnx().model_for_proto_model(proto).map_err(|e| NliError::Model(format!("{e:#}")))?;
     let outputs = proto.graph.as_ref().map(|g| g.output.iter().map(|o| o.name.clone()).collect::<Vec<_>>()).unwrap_or_default();
     if !outputs.contains(&config.output) {
@@ -545,9 +589,7 @@ impl NliModel {
         }))
         .map_err(|e| NliError::Tokenizer(e.to_string()))?;
         let pad_id = config.pad_token_id.or_else(|| tok.token_to_id("[PAD]")).or_else(|| tok.token_to_id("<pad>")).unwrap_or(0) as i64;
-        let mut proto = read_onnx(model)?;
-        // the fingerprint is of the file as it is, before the fold and without the graph it carries
-        let checked = crate::graph::take(&mut proto).map(|json| crate::graph::check(&json, &crate::graph::fingerprint(&proto, &config)));
+        let proto = read_onnx(model)?;
         let vocab = tok.get_vocab_size(true);
         match onnx_vocab_size(&proto) {
             Some(v) if vocab > v => return Err(NliError::Mismatch(format!("tokenizer has {vocab} tokens, the model's embedding table {v}"))),
@@ -559,39 +601,52 @@ impl NliModel {
         // (the tokenizer was checked above against the table input_ids gathers: the encoder's)
         if let Some(enc) = bert.then(|| crate::encoder::Bert::from_onnx(&proto, labels.len())).flatten() {
             let engine = Engine::Encoder(Arc::new(enc));
-            return Self::smoke(NliModel {
-                engine,
-                tokenizer: tok,
-                config,
-                labels,
-                feeds,
-                pad_id,
-                support,
-                graph: crate::graph::GraphUse::Unused,
-                batch_size: 1,
-            });
+            return Self::smoke(NliModel { engine, tokenizer: tok, config, labels, feeds, pad_id, support, graph: GraphUse::Unused, batch_size: 1 });
         }
-        let hint = deberta_hint(&config);
+        #[cfg(feature = "tract")]
+        {
+            let (engine, graph) = Self::tract_engine(model, &proto, &config, feeds.len())?;
+            Self::smoke(NliModel { engine, tokenizer: tok, config, labels, feeds, pad_id, support, graph, batch_size: 1 })
+        }
+        #[cfg(not(feature = "tract"))]
+        Err(NliError::NeedsTract(if runtime == Runtime::Tract {
+            "runtime \"tract\" asked for, and this build of meetcite has no tract (the npm package: import \"meetcite/full\"; Rust: the `tract` feature)".into()
+        } else {
+            "this model file needs tract: this build of meetcite runs only weight-only int8 BERT files (the form models/ ships) on its own int8 encoder; import \"meetcite/full\" (npm) or build with the `tract` feature (Rust) for other files".into()
+        }))
+    }
+
+    /// tract's runnable plan for the file: from the graph the file carries when it matches, else
+    /// from the ONNX nodes.
+    #[cfg(feature = "tract")]
+    fn tract_engine(model: &[u8], own: &crate::onnx::ModelProto, config: &NliConfig, feeds: usize) -> Result<(Engine, GraphUse), NliError> {
+        let mut proto = read_tract_onnx(model)?;
+        // the fingerprint is of the file as it is, before the fold and without the graph it carries
+        let checked = crate::graph::take(&mut proto).map(|json| crate::graph::check(&json, &crate::graph::fingerprint(&proto, config)));
+        let hint = deberta_hint(config);
         let from_onnx = |mut proto: tract_onnx::pb::ModelProto| -> Result<TypedModel, NliError> {
-            fold_weight_dequantize(&mut proto);
-            let mut m = decluttered(&proto, &config)?;
+            fold_weight_dequantize(&mut proto, own);
+            let mut m = decluttered(&proto, config, feeds)?;
             m.optimize().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
             Ok(m)
         };
         let (m, graph) = match checked {
             Some(Ok(e)) => {
-                let folded = fold_weight_tensors(&mut proto)?;
-                (crate::graph::build(e, folded, &mut proto)?, crate::graph::GraphUse::Embedded)
+                let folded = fold_weight_tensors(&mut proto, own)?;
+                (crate::graph::build(e, folded, &mut proto)?, GraphUse::Embedded)
             }
-            Some(Err(why)) => (from_onnx(proto)?, crate::graph::GraphUse::Stale(why)),
-            None => (from_onnx(proto)?, crate::graph::GraphUse::Onnx),
+            Some(Err(why)) => (from_onnx(proto)?, GraphUse::Stale(why)),
+            None => (from_onnx(proto)?, GraphUse::Onnx),
         };
         let plan = m.into_runnable().map_err(|e| NliError::Model(format!("{e:#}{hint}")))?;
-        Self::smoke(NliModel { engine: Engine::Tract(plan), tokenizer: tok, config, labels, feeds, pad_id, support, graph, batch_size: 1 })
+        Ok((Engine::Tract(plan), graph))
     }
 
     fn smoke(me: NliModel) -> Result<Self, NliError> {
+        #[cfg(feature = "tract")]
         let hint = deberta_hint(&me.config);
+        #[cfg(not(feature = "tract"))]
+        let hint = "";
         // a smoke run: one row of as many scores as id2label names. A graph that cannot run is the
         // model's fault, not the input's: `model`, not `inference`
         let p = me.score(&[("The meeting started.", "A meeting started.")]).map_err(|e| match e {
@@ -608,27 +663,31 @@ impl NliModel {
     /// (see [`crate::graph`]): the same weights and nodes, plus the decluttered NNEF graph in the
     /// file's metadata, which later loads use instead of building it again.
     /// A file that carries a graph already is compiled again from the file without it.
+    #[cfg(feature = "tract")]
     pub fn compile_graph(model: &[u8], config: &[u8]) -> Result<Vec<u8>, NliError> {
         not_html_or_empty(model, "an ONNX file").map_err(NliError::Model)?;
         let config: NliConfig = serde_json::from_slice(config).map_err(|e| NliError::Config(e.to_string()))?;
         let model = &crate::graph::strip(model).ok_or_else(|| NliError::Model("not a readable ONNX file".into()))?;
-        let mut proto = read_onnx(model)?;
+        let own = read_onnx(model)?;
+        let feeds = graph_feeds(&own, &config)?.len();
+        let mut proto = read_tract_onnx(model)?;
         let fingerprint = crate::graph::fingerprint(&proto, &config);
-        fold_weight_dequantize(&mut proto);
-        let typed = decluttered(&proto, &config)?;
+        fold_weight_dequantize(&mut proto, &own);
+        let typed = decluttered(&proto, &config, feeds)?;
         crate::graph::embed(model, fingerprint, &proto, &typed)
     }
 
     /// Whether this model was built from the graph its file carries, or from the ONNX nodes (and
     /// why, when the file carries one that does not match), or needed no graph (meetcite's
     /// encoder).
-    pub fn graph(&self) -> &crate::graph::GraphUse {
+    pub fn graph(&self) -> &GraphUse {
         &self.graph
     }
 
     /// `"meetcite-int8"` (meetcite's own encoder) or `"tract"`.
     pub fn runtime(&self) -> &'static str {
         match self.engine {
+            #[cfg(feature = "tract")]
             Engine::Tract(_) => "tract",
             Engine::Encoder(_) => "meetcite-int8",
         }
@@ -673,20 +732,24 @@ impl NliModel {
             let e = self.tokenizer.encode((*p, *h), true).map_err(|e| NliError::Tokenizer(e.to_string()))?;
             encs.push(e);
         }
-        let plan = match &self.engine {
-            Engine::Tract(plan) => plan,
-            Engine::Encoder(bert) => {
-                // one pair at a time, unpadded: the same numbers whatever the batch
-                return encs
-                    .iter()
-                    .map(|e| {
-                        let types: Vec<u32> = if self.feeds.contains(&Feed::Types) { e.get_type_ids().to_vec() } else { vec![0; e.get_ids().len()] };
-                        let row: Vec<f64> = bert.logits(e.get_ids(), &types)?.into_iter().map(f64::from).collect();
-                        Ok(self.labels.probs(&row))
-                    })
-                    .collect();
-            }
-        };
+        match &self.engine {
+            #[cfg(feature = "tract")]
+            Engine::Tract(plan) => self.score_tract(plan, &encs),
+            // one pair at a time, unpadded: the same numbers whatever the batch
+            Engine::Encoder(bert) => encs
+                .iter()
+                .map(|e| {
+                    let types: Vec<u32> = if self.feeds.contains(&Feed::Types) { e.get_type_ids().to_vec() } else { vec![0; e.get_ids().len()] };
+                    let row: Vec<f64> = bert.logits(e.get_ids(), &types)?.into_iter().map(f64::from).collect();
+                    Ok(self.labels.probs(&row))
+                })
+                .collect(),
+        }
+    }
+
+    /// tract's batches of `batch_size` pairs of similar length.
+    #[cfg(feature = "tract")]
+    fn score_tract(&self, plan: &Arc<TypedRunnableModel>, encs: &[tokenizers::Encoding]) -> Result<Vec<Probs>, NliError> {
         // length buckets: sort by length, batch neighbours of similar length (a batch is padded
         // to its longest pair, so a short pair never rides with a long one), restore order
         let mut idx: Vec<usize> = (0..encs.len()).collect();
@@ -762,13 +825,64 @@ impl crate::verify::Entail for NliModel {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tract"))]
 mod tests {
     use super::*;
+
+    /// meetcite's ONNX reader against tract's (prost, generated from onnx.proto) on every ONNX
+    /// file the project has: the same nodes, attributes and tensors, byte for byte.
+    #[test]
+    fn own_onnx_reader_reads_what_tract_reads() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut files = vec![std::path::PathBuf::from(format!("{root}/models/nli-minilm-l6-int8.onnx"))];
+        let mut dirs = vec![std::path::PathBuf::from(format!("{root}/tests/fixtures/families"))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().path()) {
+                if e.is_dir() {
+                    dirs.push(e);
+                } else if e.extension().is_some_and(|x| x == "onnx") {
+                    files.push(e);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() >= 10, "{files:?}");
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            let f = f.display();
+            let theirs = read_tract_onnx(&bytes).unwrap();
+            let ours = read_onnx(&bytes).unwrap();
+            let (tg, og) = (theirs.graph.as_ref().unwrap(), ours.graph.as_ref().unwrap());
+            assert_eq!(tg.node.len(), og.node.len(), "{f}");
+            for (t, o) in tg.node.iter().zip(&og.node) {
+                assert_eq!((&t.input, &t.output, &t.name, &t.op_type, &t.domain), (&o.input, &o.output, &o.name, &o.op_type, &o.domain), "{f}");
+                assert_eq!(t.attribute.len(), o.attribute.len(), "{f} {}", t.name);
+                for (ta, oa) in t.attribute.iter().zip(&o.attribute) {
+                    assert_eq!((&ta.name, ta.f.to_bits(), ta.i, &ta.ints), (&oa.name, oa.f.to_bits(), oa.i, &oa.ints), "{f} {}", t.name);
+                    assert_eq!(
+                        ta.t.as_ref().map(|x| (&x.dims, x.data_type, &x.raw_data[..])),
+                        oa.t.as_ref().map(|x| (&x.dims, x.data_type, x.raw_data)),
+                        "{f} {}",
+                        t.name
+                    );
+                }
+            }
+            let names = |v: &[tract_onnx::pb::ValueInfoProto]| v.iter().map(|x| x.name.clone()).collect::<Vec<_>>();
+            let onames = |v: &[crate::onnx::ValueInfoProto]| v.iter().map(|x| x.name.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&tg.input), onames(&og.input), "{f}");
+            assert_eq!(names(&tg.output), onames(&og.output), "{f}");
+            assert_eq!(tg.initializer.len(), og.initializer.len(), "{f}");
+            for (t, o) in tg.initializer.iter().zip(&og.initializer) {
+                assert_eq!((&t.name, &t.dims, t.data_type, &t.raw_data[..]), (&o.name, &o.dims, o.data_type, o.raw_data), "{f}");
+                assert_eq!((&t.float_data, &t.int32_data, &t.int64_data), (&o.float_data, &o.int32_data, &o.int64_data), "{f} {}", t.name);
+            }
+        }
+    }
 
     #[test]
     fn shipped_weights_fold_to_f32_initializers() {
         let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/models/nli-minilm-l6-int8.onnx")).unwrap();
+        let own = read_onnx(&bytes).unwrap();
         let onnx = tract_onnx::onnx();
         let mut proto = onnx.proto_model_for_read(&mut std::io::Cursor::new(&bytes[..])).unwrap();
         let g = proto.graph.as_ref().unwrap();
@@ -780,7 +894,7 @@ mod tests {
         let (q, scale, zp) = (find(&emb.input[0]), find(&emb.input[1]), find(&emb.input[2]));
         let s0 = f32::from_le_bytes(scale.raw_data[0..4].try_into().unwrap());
         let want: Vec<f32> = q.raw_data[..384].iter().map(|&b| ((b as i8 as i32 - zp.raw_data[0] as i8 as i32) as f32) * s0).collect();
-        assert_eq!(fold_weight_dequantize(&mut proto), dq.len());
+        assert_eq!(fold_weight_dequantize(&mut proto, &own), dq.len());
         let g = proto.graph.as_ref().unwrap();
         assert!(!g.node.iter().any(|n| n.op_type == "DequantizeLinear"));
         assert!(!g.initializer.iter().any(|t| t.name == q.name), "the int8 tensor is dropped");
@@ -789,7 +903,7 @@ mod tests {
         let got: Vec<f32> = w.raw_data[..384 * 4].chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
         assert_eq!(got, want);
         assert!(want.iter().any(|&x| x != 0.0));
-        // a second pass finds nothing to fold
-        assert_eq!(fold_weight_dequantize(&mut proto), 0);
+        // a second pass folds nothing (the graph is no longer the file's)
+        assert_eq!(fold_weight_dequantize(&mut proto, &own), 0);
     }
 }

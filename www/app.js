@@ -13,7 +13,8 @@ const MODEL_URLS = {
 let examples = null; // data/examples.json, written by scripts/build-wasm.sh
 
 // ------------------------------------------------------------------ worker
-const started = VerifierWorker.create();
+// (`let`: a picked model folder that needs tract swaps in meetcite/full's worker, see useModelFolder)
+let started = VerifierWorker.create();
 started.catch((e) => showError(e));
 const call = async (method, ...args) => (await started)[method](...args);
 
@@ -507,12 +508,33 @@ async function loadModel() {
 async function useModelFolder(files) {
   const text = $('model-text');
   try {
-    const worker = await started;
+    let worker = await started;
     const t0 = performance.now();
     const picked = await modelFromFiles(files);
     text.textContent = `Loading ${picked.name} (${fmtBytes(picked.bytes)})…`;
     const workers = Number(new URLSearchParams(location.search).get('workers')) || 'auto';
-    const info = await worker.load({ model: picked.model, tokenizer: picked.tokenizer, config: picked.config }, { workers });
+    const files3 = { model: picked.model, tokenizer: picked.tokenizer, config: picked.config };
+    let info;
+    try {
+      info = await worker.load(files3, { workers });
+    } catch (e) {
+      if (e.code !== 'model_needs_tract') throw e;
+      // The page runs `meetcite` (no tract: the shipped model's int8 encoder only, a third of the
+      // download). Another family or an f32 file needs `meetcite/full`: fetched now, for this folder
+      // only; the worker in use keeps its model until the new one is ready.
+      text.textContent = `Loading ${picked.name} (${fmtBytes(picked.bytes)}) with tract (meetcite/full)…`;
+      const { VerifierWorker: FullWorker } = await import('./pkg/full/worker.js');
+      const full = await FullWorker.create();
+      try {
+        info = await full.load(files3, { workers });
+      } catch (e2) {
+        full.terminate();
+        throw e2;
+      }
+      started = Promise.resolve(full);
+      worker.terminate();
+      worker = full;
+    }
     const ms = Math.round(performance.now() - t0);
     state.modelReady = true;
     state.modelFailed = false;

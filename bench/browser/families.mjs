@@ -27,7 +27,7 @@ try {
       const r = await page.evaluate(async (arg) => {
         const m = await import('/bench/browser/pages/families.mjs');
         return arg.kind === 'tract' ? m.runTractFamily(arg) : m.runOrtFamily(arg);
-      }, { kind: it.kind, pkg: '/pkg/', dir, premises: fx.premises, hypothesis: fx.hypothesis, ids, shapes, timing });
+      }, { kind: it.kind, pkg: '/pkg/full/', dir, premises: fx.premises, hypothesis: fx.hypothesis, ids, shapes, timing });
       await page.close();
       const load = it.kind === 'tract' ? r.loads['1 128'] : r.loads.session;
       row('families', `${family} load`, it.impl, 'ms', load, 'ms', `${cfg.architecture}, ${mb.toFixed(0)} MB weight-only int8; bytes -> ready`);

@@ -24,11 +24,12 @@ const models = Object.entries(MODELS).filter(([name, f]) => {
 }).map(([name, f]) => ({ name, url: url(f) }));
 
 // both builds the package ships (Chromium runs the relaxed one: js/wasm-url.js)
-// meetcite-int8: the package's default runtime for the shipped int8 file (its own encoder); the
-// f32 and dynint8 files run on tract under it, so those rows are left out (the tract rows have them)
+// meetcite-int8: the default package (`meetcite`, pkg/: no tract) on the shipped int8 file (its own
+// encoder); it refuses the f32 and dynint8 files (they need tract), so those rows are left out.
+// tract: `meetcite/full` (pkg/full/), runtime "tract", every file.
 const impls = [
-  { impl: 'tract wasm simd128', kind: 'tract', runtime: 'tract', pkg: '/pkg/', wasm: 'meetcite_bg.wasm' },
-  { impl: 'tract wasm relaxed-simd', kind: 'tract', runtime: 'tract', pkg: '/pkg/', wasm: 'meetcite_relaxed_bg.wasm' },
+  { impl: 'tract wasm simd128', kind: 'tract', runtime: 'tract', pkg: '/pkg/full/', wasm: 'meetcite_bg.wasm' },
+  { impl: 'tract wasm relaxed-simd', kind: 'tract', runtime: 'tract', pkg: '/pkg/full/', wasm: 'meetcite_relaxed_bg.wasm' },
   { impl: 'meetcite-int8 wasm simd128', kind: 'tract', runtime: 'auto', pkg: '/pkg/', wasm: 'meetcite_bg.wasm' },
   { impl: 'meetcite-int8 wasm relaxed-simd', kind: 'tract', runtime: 'auto', pkg: '/pkg/', wasm: 'meetcite_relaxed_bg.wasm' },
 ];

@@ -26,11 +26,15 @@ if (existsSync(sidecar)) {
   ortFiles = JSON.parse(readFileSync(sidecar, 'utf8'));
   from = 'files fetched by the NLI runs';
 }
-// the model rows once per runtime: the simd128 build loads the same files as the relaxed one
-const glue = ['pkg/meetcite.js', 'pkg/wasm-url.js'].map((f) => path.join(ROOT, f));
+// the model rows once per runtime: the simd128 build loads the same files as the relaxed one.
+// `meetcite` (pkg/, what the package and the demo load) has no tract; `meetcite/full` (pkg/full/)
+// adds it, for files other than the shipped int8 BERT form.
+const glue = (d) => [`${d}/meetcite.js`, `${d}/wasm-url.js`].map((f) => path.join(ROOT, f));
 const impls = {
-  'meetcite relaxed-simd build (chromium)': { wasm: [path.join(ROOT, 'pkg/meetcite_relaxed_bg.wasm')], js: glue, models: true },
-  'meetcite simd128 build (other engines)': { wasm: [path.join(ROOT, 'pkg/meetcite_bg.wasm')], js: glue, models: false },
+  'meetcite relaxed-simd build (chromium)': { wasm: [path.join(ROOT, 'pkg/meetcite_relaxed_bg.wasm')], js: glue('pkg'), models: true },
+  'meetcite simd128 build (other engines)': { wasm: [path.join(ROOT, 'pkg/meetcite_bg.wasm')], js: glue('pkg'), models: false },
+  'meetcite/full relaxed-simd build (chromium)': { wasm: [path.join(ROOT, 'pkg/full/meetcite_relaxed_bg.wasm')], js: glue('pkg/full'), models: false },
+  'meetcite/full simd128 build (other engines)': { wasm: [path.join(ROOT, 'pkg/full/meetcite_bg.wasm')], js: glue('pkg/full'), models: false },
   'onnxruntime-web': {
     wasm: ortFiles.filter((f) => f.endsWith('.wasm')).map((f) => path.join(ORT_DIST, f)),
     js: ortFiles.filter((f) => /\.m?js$/.test(f)).map((f) => path.join(ORT_DIST, f)),

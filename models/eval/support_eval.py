@@ -42,6 +42,8 @@ def run_cli(meetcite, model, inp):
             h.update(open(os.path.join(model, fn), "rb").read())
     h.update(open(inp, "rb").read())
     h.update(open(meetcite, "rb").read())
+    # the CLI's runtime (MEETCITE_RUNTIME: auto = meetcite's int8 encoder where it takes the file, or tract)
+    h.update(os.environ.get("MEETCITE_RUNTIME", "auto").encode())
     out = os.path.join(OUT, f"scored-{h.hexdigest()[:16]}.jsonl")
     if not os.path.exists(out):
         claims.score_with_cli(meetcite, model, inp, out)
@@ -83,6 +85,9 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="evaluate the first N records per kind only")
     ap.add_argument("--json", default=os.path.join(HERE, "support_results.json"))
     ap.add_argument("--markdown")
+    ap.add_argument("--overlap-threshold", type=float,
+                    help="word overlap's decision threshold (default: the best one on --calib; a committed run's "
+                         "value, e.g. 0.45, keeps a run without the calib claims comparable with it)")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     models = []
@@ -110,7 +115,9 @@ def main():
     with open(inp, "w") as f:
         for r in recs:
             f.write(json.dumps({k: r[k] for k in ("id", "premise", "hypothesis", "quote") if k in r}, ensure_ascii=False) + "\n")
-    if os.path.exists(args.calib):
+    if args.overlap_threshold is not None:
+        ov_t = args.overlap_threshold
+    elif os.path.exists(args.calib):
         ov_t = overlap_threshold(args.calib)
     else:
         # word overlap's AUROC does not depend on it, but its rate and balanced accuracy do: say so, so

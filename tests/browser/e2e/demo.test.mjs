@@ -246,9 +246,11 @@ test('demo: a model folder picked from disk replaces the shipped model', { timeo
   await page.setInputFiles('#model-folder', notModel);
   await page.waitForFunction(() => /Could not use that folder \(invalid_input\)/.test(document.querySelector('#model-text').textContent), null, { timeout: 30_000 });
   assert.deepEqual(nli(await verifyNow()), nli(mine));
-  // the new pool workers fetch the package's own scripts; nothing else goes out, nothing is sent
+  // the new workers fetch the package's own files (deberta-v3 needs tract: meetcite/full's scripts
+  // and .wasm, from /pkg/full/); nothing else goes out, nothing is sent
   const after = requests.slice(before).filter(network);
-  assert.deepEqual(after.filter((r) => r.method !== 'GET' || r.postData || !/\/pkg\/[\w-]+\.js$/.test(new URL(r.url).pathname)).map((r) => r.url), [], 'nothing uploaded or fetched');
+  assert.deepEqual(after.filter((r) => r.method !== 'GET' || r.postData || !/\/pkg\/(full\/)?[\w-]+\.(js|wasm)$/.test(new URL(r.url).pathname)).map((r) => r.url), [], 'nothing uploaded or fetched');
+  assert.ok(after.some((r) => new URL(r.url).pathname.startsWith('/pkg/full/meetcite')), 'meetcite/full was fetched for the deberta-v3 folder');
   await page.close();
 });
 

@@ -8,7 +8,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const PKG = path.join(ROOT, 'pkg');
+// tract runs these families: meetcite/full (the default package runs the shipped int8 BERT form only)
+const PKG = path.join(ROOT, 'pkg/full');
 const FAMILIES = path.join(ROOT, 'tests/fixtures/families');
 const RUNS = ['bert', 'roberta', 'deberta-v1', 'deberta-v3', 'electra-2way'];
 

@@ -448,6 +448,51 @@ test('verify the shipped example with the NLI model (Verifier)', { skip: !exists
   assert.ok(maxDiff < 1e-4, `max diff ${maxDiff}`);
 });
 
+// Two packages from one source: `meetcite` (pkg/) carries meetcite's int8 encoder and no tract, so
+// its .wasm stays small; `meetcite/full` (pkg/full/) carries tract too. The default refuses what
+// needs tract with a code and a message that names the full package; the full one runs it.
+test('meetcite refuses what needs tract (model_needs_tract); meetcite/full runs it, as onnxruntime does', { timeout: 600_000 }, async () => {
+  const { gzipSync } = await import('node:zlib');
+  const pj = JSON.parse(readFileSync(path.join(PKG, 'package.json'), 'utf8'));
+  assert.deepEqual(pj.exports['./full'], { node: { types: './full/node.d.ts', default: './full/node.js' }, types: './full/meetcite.d.ts', default: './full/meetcite.js' });
+  for (const sub of ['pool', 'worker', 'wasm-url']) assert.deepEqual(pj.exports[`./full/${sub}`], { types: `./full/${sub}.d.ts`, default: `./full/${sub}.js` });
+  for (const f of ['meetcite.js', 'meetcite.d.ts', 'meetcite_bg.wasm', 'meetcite_relaxed_bg.wasm', 'node.js', 'node.d.ts', 'pool.js', 'pool-worker.js', 'worker.js', 'worker-thread.js', 'model.js', 'wasm-url.js']) assert.ok(existsSync(path.join(PKG, 'full', f)), `full/${f}`);
+  const gz = (f) => gzipSync(readFileSync(path.join(PKG, f)), { level: 9 }).length;
+  const [lite, full] = [gz('meetcite_bg.wasm'), gz('full/meetcite_bg.wasm')];
+  console.log(`# node: .wasm gzip: meetcite ${(lite / 1e6).toFixed(2)} MB, meetcite/full ${(full / 1e6).toFixed(2)} MB`);
+  assert.ok(lite < 2.0e6 && full > lite + 0.5e6, `lite ${lite}, full ${full}`);
+
+  const bert = path.join(ROOT, 'tests/fixtures/families/bert');
+  const f32 = { model: readFileSync(path.join(bert, 'model.onnx')), tokenizer: readFileSync(path.join(bert, 'tokenizer.json')), config: readFileSync(path.join(bert, 'config.json')) };
+  const shipped = { model: readFileSync(path.join(MODELS, 'nli-minilm-l6-int8.onnx')), tokenizer: readFileSync(path.join(MODELS, 'tokenizer.json')), config: readFileSync(path.join(MODELS, 'config.json')) };
+  // the default package: an f32 file and runtime "tract" are coded refusals; the shipped file runs
+  await assert.rejects(m.Verifier.load(f32), (e) => e.code === 'model_needs_tract' && /meetcite\/full/.test(e.message));
+  await assert.rejects(m.Verifier.load({ ...shipped, runtime: 'tract' }), (e) => e.code === 'model_needs_tract' && /meetcite\/full/.test(e.message));
+  const own = await m.Verifier.load(shipped);
+  assert.equal(own.runtime, 'meetcite-int8');
+  // the full package, a module of its own beside the default one
+  const full_ = await import(path.join(PKG, 'full/meetcite.js'));
+  full_.initSync({ module: readFileSync(path.join(PKG, 'full/meetcite_bg.wasm')) });
+  const t = await full_.Verifier.load({ ...shipped, runtime: 'tract' });
+  assert.equal(t.runtime, 'tract');
+  assert.equal((await full_.Verifier.load(shipped)).runtime, 'meetcite-int8');
+  const pinned = readFileSync(path.join(MODELS, 'eval/parity_pairs.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  let dOrt = 0;
+  let dOwn = 0;
+  for (const p of pinned) {
+    const [a] = t.score([[p.premise, p.hypothesis]]);
+    const [b] = own.score([[p.premise, p.hypothesis]]);
+    [a.entailment, a.neutral, a.contradiction].forEach((x, i) => { dOrt = Math.max(dOrt, Math.abs(x - p.probs[i])); });
+    [a.entailment, a.neutral, a.contradiction].forEach((x, i) => { dOwn = Math.max(dOwn, Math.abs(x - [b.entailment, b.neutral, b.contradiction][i])); });
+  }
+  console.log(`# node: meetcite/full tract vs onnxruntime on ${pinned.length} pinned pairs ${dOrt.toExponential(1)}; vs meetcite's encoder ${dOwn.toExponential(1)}`);
+  assert.ok(dOrt < 1e-4 && dOwn < 2e-4, `${dOrt} ${dOwn}`);
+  const b = await full_.Verifier.load(f32);
+  assert.equal(b.runtime, 'tract');
+  assert.equal(b.score([['Dana: we agreed on a ten percent discount.', 'A discount was agreed.']]).length, 1);
+  for (const v of [own, t, b]) v.free();
+});
+
 // The relaxed-SIMD build in Node: wasm-url.js picks it where the engine validates relaxed SIMD
 // (Node >= 22; Node 20 with --experimental-wasm-relaxed-simd, run here in a child process), the
 // Node entry loads it, and it scores the pinned pairs as onnxruntime does and as the simd128 build

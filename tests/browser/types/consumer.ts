@@ -11,6 +11,10 @@ import { VerifierWorker } from 'meetcite/worker';
 import type { LoadInfo, ModelProgress, RemoteStream } from 'meetcite/worker';
 import { loadModel as fetchModel } from 'meetcite/model';
 import { loadModel, modelFiles, sha256, sizes } from 'meetcite-model-minilm';
+// meetcite/full: the same API with tract inside (other families, f32 files, runtime "tract")
+import initFull, { Verifier as FullVerifier } from 'meetcite/full';
+import { VerifierWorker as FullWorker } from 'meetcite/full/worker';
+import { VerifierPool as FullPool } from 'meetcite/full/pool';
 
 // the documented snake_case input, UTF-16 offsets
 const chunks: Chunk[] = [
@@ -33,6 +37,13 @@ export async function app(answer: string, onError: (e: MeetciteError) => void): 
   const files = await loadModel({ onProgress: (p: ModelProgress) => p.overall.total ?? p.loaded, cache: 'my-cache' });
   const same = await fetchModel({ model: modelFiles.model, tokenizer: modelFiles.tokenizer, config: modelFiles.config }, { sizes, sha256 });
   const verifier: Verifier = await Verifier.load(files);
+  await initFull();
+  const onTract = await FullVerifier.load({ ...files, runtime: 'tract' });
+  const runsOn: string = onTract.runtime;
+  onTract.free();
+  const fullWorker = await FullWorker.load(modelFiles, { workers: 2 });
+  fullWorker.terminate();
+  (await FullPool.create(same, { size: 2 })).terminate();
   const config: ModelConfig = verifier.config;
   const report: Report = verifier.verify(answer, { sources: ctx.sources }, { policy: 'feedback' });
   const pairs: [string, string][] = verifier.plan(answer, ctx.sources);

@@ -186,6 +186,11 @@ fn gemm_i16(a: &[i16], rows: usize, kp: usize, w: &[i16], n: usize, out: &mut [i
     }
     #[cfg(target_arch = "x86_64")]
     {
+        if avx512::available() {
+            // SAFETY: as above; the features were just detected
+            unsafe { avx512::gemm(a, rows, kp, w, n, out) };
+            return;
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: as above; AVX2 was just detected
             unsafe { avx2::gemm(a, rows, kp, w, n, out) };
@@ -289,6 +294,64 @@ mod avx2 {
                     out[(r + i) * n + c + 1] = hsum(acc[2 * i + 1]);
                 }
             }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{CT, RT};
+    use core::arch::x86_64::*;
+
+    /// AVX-512 with VNNI (Ice Lake, Sapphire Rapids, Zen 4 and later).
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+
+    /// The simd128 kernel's tiles at 32 lanes, with VNNI's `vpdpwssd`: the multiply of i16 pairs
+    /// and the add into the i32 accumulator in one instruction (AVX2 needs `vpmaddwd` and `vpaddd`
+    /// for half the lanes). The same integers as the scalar kernel: no saturation on either path.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn gemm(a: &[i16], rows: usize, kp: usize, w: &[i16], n: usize, out: &mut [i32]) {
+        let (ap, wp) = (a.as_ptr(), w.as_ptr());
+        // kp is a multiple of 16: whole 32-lane steps, then at most one half step (a masked load
+        // that zeroes the upper 16 lanes)
+        let whole = kp - kp % 32;
+        // 4 rows x 4 channels (16 accumulators of the 32 registers): each weight load feeds four
+        // rows and each activation load four channels; a last pair of channels as 4 x 2
+        let mut c = 0;
+        while c < n {
+            let wide = if n - c >= 4 { 4 } else { CT };
+            let wc = [wp.add(c * kp), wp.add((c + 1) * kp), wp.add((c + 2).min(n - 1) * kp), wp.add((c + 3).min(n - 1) * kp)];
+            for r in (0..rows).step_by(RT) {
+                let a0 = ap.add(r * kp);
+                let mut acc = [_mm512_setzero_si512(); 16];
+                let mut k = 0;
+                while k < kp {
+                    // whole 32-lane steps, then at most one half step (a masked load zeroes the
+                    // upper 16 lanes)
+                    let m: __mmask32 = if k < whole { !0 } else { 0xffff };
+                    let x = [
+                        _mm512_maskz_loadu_epi16(m, wc[0].add(k)),
+                        _mm512_maskz_loadu_epi16(m, wc[1].add(k)),
+                        _mm512_maskz_loadu_epi16(m, wc[2].add(k)),
+                        _mm512_maskz_loadu_epi16(m, wc[3].add(k)),
+                    ];
+                    for i in 0..RT {
+                        let y = _mm512_maskz_loadu_epi16(m, a0.add(i * kp + k));
+                        for j in 0..4 {
+                            acc[4 * i + j] = _mm512_dpwssd_epi32(acc[4 * i + j], y, x[j]);
+                        }
+                    }
+                    k += 32;
+                }
+                for i in 0..RT {
+                    for j in 0..wide {
+                        out[(r + i) * n + c + j] = _mm512_reduce_add_epi32(acc[4 * i + j]);
+                    }
+                }
+            }
+            c += wide;
         }
     }
 }
@@ -856,6 +919,22 @@ mod tests {
             gemm_i16(&a, rows, kp, &w, n, &mut got);
             gemm_i16_scalar(&a, rows, kp, &w, n, &mut want);
             assert_eq!(got, want, "{rows}x{n}x{kp}");
+            // every x86 kernel this machine has, not only the one the dispatch picks
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    got.fill(0);
+                    // SAFETY: sizes as gemm_i16 asserts; AVX2 detected
+                    unsafe { avx2::gemm(&a, rows, kp, &w, n, &mut got) };
+                    assert_eq!(got, want, "avx2 {rows}x{n}x{kp}");
+                }
+                if avx512::available() {
+                    got.fill(0);
+                    // SAFETY: as above; AVX-512 VNNI detected
+                    unsafe { avx512::gemm(&a, rows, kp, &w, n, &mut got) };
+                    assert_eq!(got, want, "avx512 {rows}x{n}x{kp}");
+                }
+            }
         }
     }
 

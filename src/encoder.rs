@@ -176,7 +176,7 @@ struct Scratch {
 /// `out[r][c] = sum_k a[r][k] * w[c][k]`, `a` `[rows][kp]`, `w` `[n][kp]`, rows a multiple of
 /// [`RT`], n of [`CT`], kp of [`KPAD`].
 fn gemm_i16(a: &[i16], rows: usize, kp: usize, w: &[i16], n: usize, out: &mut [i32]) {
-    debug_assert!(rows % RT == 0 && n % CT == 0 && kp % KPAD == 0);
+    debug_assert!(rows.is_multiple_of(RT) && n.is_multiple_of(CT) && kp.is_multiple_of(KPAD));
     debug_assert!(a.len() >= rows * kp && w.len() >= n * kp && out.len() >= rows * n);
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
@@ -545,7 +545,7 @@ fn f32s(t: &TensorProto<'_>) -> Option<Vec<f32>> {
         return None;
     }
     if !t.raw_data.is_empty() {
-        if t.raw_data.len() % 4 != 0 {
+        if !t.raw_data.len().is_multiple_of(4) {
             return None;
         }
         Some(t.raw_data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
@@ -737,7 +737,7 @@ impl Bert {
             && g.count("Tanh") == 1
             && head_dim > 0
             && h % head_dim == 0
-            && head_dim % 16 == 0
+            && head_dim.is_multiple_of(16)
             && ((head_dim as f32).sqrt() * att_scale - 1.0).abs() < 1e-3;
         if !plain {
             return None;

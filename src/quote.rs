@@ -179,7 +179,7 @@ impl Peq {
             }
             // non-ASCII chars (rare in transcripts) get a slot; the map (SipHash) is for them only
             let slot = *p.index.entry(c).or_insert_with(|| {
-                p.masks.extend(std::iter::repeat(0).take(nb));
+                p.masks.extend(std::iter::repeat_n(0, nb));
                 p.masks.len() / nb - 1
             });
             p.masks[slot * nb + i / 64] |= bit;
@@ -338,7 +338,7 @@ const QGRAM: usize = 3;
 /// q-gram positions per counting block of [`candidate_ranges`] (three sampled q-grams).
 const QBLOCK: usize = 9;
 // a block starts at a sampled position
-const _: () = assert!(QBLOCK % QGRAM == 0);
+const _: () = assert!(QBLOCK.is_multiple_of(QGRAM));
 
 /// Quotes of at most this many normalised chars are searched whole. Measured on the scaling
 /// cases (2,000-char chunk): a 10-word quote (63 chars, one block) 11.5 -> 9.2 us with the filter
@@ -1075,7 +1075,7 @@ fn stray_edge(q: &View, t: &View, hit: &[bool], ft: usize, lt: usize, max_gap: u
             } else {
                 0
             };
-            if nearest.map_or(true, |(d, _)| dist < d) {
+            if nearest.is_none_or(|(d, _)| dist < d) {
                 nearest = Some((dist, k));
             }
         }
@@ -1188,7 +1188,7 @@ mod tests {
     fn text_and_quote(rnd: &mut impl FnMut(usize) -> usize, round: usize) -> (Vec<char>, Vec<char>) {
         let words: Vec<&str> = (0..40 + rnd(2000)).map(|_| WORDS[rnd(WORDS.len())]).collect();
         let mut text: Vec<char> = words.join(" ").chars().collect();
-        if round % 3 == 0 {
+        if round.is_multiple_of(3) {
             // a repeated passage: equal distances at two ends
             let piece = text[..text.len() / 3].to_vec();
             text.extend(std::iter::once(' ').chain(piece));
@@ -1292,13 +1292,13 @@ mod tests {
         let mut text: Vec<char> = (0..n).map(|_| char::from(b'a' + rnd(alphabet) as u8)).collect();
         let at = (point + rnd(4 * m)).saturating_sub(2 * m).min(n - m);
         let mut pat = text[at..at + m].to_vec();
-        if round % 3 == 0 {
+        if round.is_multiple_of(3) {
             let other = rnd(n - m + 1);
             text[other..other + m].copy_from_slice(&pat);
         }
-        if round % 2 == 0 {
+        if round.is_multiple_of(2) {
             let i = rnd(m);
-            pat[i] = if round % 4 == 0 { 'ø' } else { 'z' };
+            pat[i] = if round.is_multiple_of(4) { 'ø' } else { 'z' };
         }
         (text, pat)
     }

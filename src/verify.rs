@@ -723,7 +723,7 @@ impl Elsewhere {
             }
             self.budget -= cost;
             let m = h.match_quote(quote, opts);
-            if m.matched && best.as_ref().map_or(true, |(_, b)| m.score > b.score) {
+            if m.matched && best.as_ref().is_none_or(|(_, b)| m.score > b.score) {
                 best = Some((j, m));
             }
         }

@@ -94,7 +94,7 @@ fn transcript(bytes: usize, seed: u64) -> String {
     while s.len() < bytes {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let r = (x >> 33) as usize;
-        if r % 17 == 0 {
+        if r.is_multiple_of(17) {
             s.push_str(&(r % 1000).to_string());
         } else {
             s.push_str(WORDS[r % WORDS.len()]);

@@ -132,9 +132,6 @@ assemble "$OUT" "$LITE_TARGET_DIR" "$LITE_RELAXED_TARGET_DIR"
 assemble "$OUT/full" "$TARGET_DIR" "$RELAXED_TARGET_DIR"
 # (for resolvers that ignore the exports map, e.g. TypeScript's node10: `meetcite/full` is a folder)
 printf '{\n  "type": "module",\n  "main": "./meetcite.js",\n  "types": "./meetcite.d.ts"\n}\n' > "$OUT/full/package.json"
-for d in "$OUT" "$OUT/full"; do
-  printf '%s: simd128 %s, relaxed %s bytes gzip\n' "${d#"$ROOT"/}" "$(gzip -9c "$d/meetcite_bg.wasm" | wc -c)" "$(gzip -9c "$d/meetcite_relaxed_bg.wasm" | wc -c)"
-done
 
 # npm manifest from the template, version from Cargo.toml
 version=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
@@ -227,7 +224,7 @@ document.getElementById('rec').src = URL.createObjectURL(new Blob([b], { type: '
 JS
 fi
 
-for w in meetcite_bg meetcite_relaxed_bg; do
+for w in meetcite_bg meetcite_relaxed_bg full/meetcite_bg full/meetcite_relaxed_bg; do
   echo "pkg/$w.wasm: $(stat -c %s "$OUT/$w.wasm") bytes raw, $(gzip -9 -c "$OUT/$w.wasm" | wc -c) bytes gzip -9"
 done
 echo "demo: node www/serve.mjs  ->  http://localhost:8080/"

@@ -16,6 +16,7 @@
 //! re-quantized, retrained) no longer matches, and meetcite builds from the ONNX as before.
 
 use crate::nli::{NliConfig, NliError};
+use crate::onnx::{put_field, Reader, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use tract_nnef::internal::Identifier;
@@ -301,79 +302,32 @@ pub(crate) fn embed(model: &[u8], fingerprint: String, folded: &ModelProto, decl
     Ok(out)
 }
 
-fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let x = *b.get(*at)?;
-        *at += 1;
-        v |= ((x & 0x7f) as u64) << shift;
-        if x < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 /// The file without its embedded graph(s): every top-level field copied as it is but the
 /// `metadata_props` entries under [`KEY`]. `None` when the bytes are not a protobuf message.
 pub fn strip(model: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(model.len());
-    let mut at = 0;
-    while at < model.len() {
-        let start = at;
-        let tag = get_varint(model, &mut at)?;
-        match tag & 7 {
-            0 => {
-                get_varint(model, &mut at)?;
-            }
-            1 => at += 8,
-            5 => at += 4,
-            2 => {
-                let len = usize::try_from(get_varint(model, &mut at)?).ok()?;
-                let from = at;
-                at = at.checked_add(len)?;
-                if tag >> 3 == 14 && is_graph_entry(model.get(from..at)?) {
-                    continue;
-                }
-            }
-            _ => return None,
+    let mut r = Reader::of(model, 0);
+    loop {
+        let start = r.pos();
+        match r.next().ok()? {
+            None => return Some(out),
+            Some((14, Value::Bytes(entry, _))) if is_graph_entry(entry) => {}
+            Some(_) => out.extend_from_slice(&model[start..r.pos()]),
         }
-        out.extend_from_slice(model.get(start..at)?);
     }
-    Some(out)
 }
 
 /// A `StringStringEntryProto` whose key is [`KEY`].
 fn is_graph_entry(entry: &[u8]) -> bool {
-    let mut at = 0;
-    while at < entry.len() {
-        let Some(tag) = get_varint(entry, &mut at) else { return false };
-        if tag & 7 != 2 {
-            return false;
+    let mut r = Reader::of(entry, 0);
+    while let Ok(Some((field, v))) = r.next() {
+        match v {
+            Value::Bytes(key, _) if field == 1 => return key == KEY.as_bytes(),
+            Value::Bytes(..) => {}
+            _ => return false,
         }
-        let Some(len) = get_varint(entry, &mut at).and_then(|l| usize::try_from(l).ok()) else { return false };
-        let Some(field) = at.checked_add(len).and_then(|end| entry.get(at..end)) else { return false };
-        if tag >> 3 == 1 {
-            return field == KEY.as_bytes();
-        }
-        at += len;
     }
     false
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// A length-delimited protobuf field.
-fn put_field(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
-    put_varint(out, (field << 3) | 2);
-    put_varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
 }
 
 #[cfg(test)]

@@ -509,7 +509,6 @@ fn read_tract_onnx(model: &[u8]) -> Result<tract_onnx::pb::ModelProto, NliError>
 
 /// A DeBERTa v1 graph exported without the fixed span (another exporter, or export_hf.py before
 /// it fixed it) fails on the span's gather, at optimisation or at the first run: say what to do.
-#[cfg(feature = "tract")]
 fn deberta_hint(config: &NliConfig) -> &'static str {
     if config.architecture.as_deref() == Some("deberta") {
         " (a DeBERTa v1 graph must be exported by models/export_hf.py, which fixes the attention span tract cannot bound)"
@@ -643,10 +642,7 @@ impl NliModel {
     }
 
     fn smoke(me: NliModel) -> Result<Self, NliError> {
-        #[cfg(feature = "tract")]
         let hint = deberta_hint(&me.config);
-        #[cfg(not(feature = "tract"))]
-        let hint = "";
         // a smoke run: one row of as many scores as id2label names. A graph that cannot run is the
         // model's fault, not the input's: `model`, not `inference`
         let p = me.score(&[("The meeting started.", "A meeting started.")]).map_err(|e| match e {

@@ -104,7 +104,7 @@ pub fn read(bytes: &[u8]) -> Result<ModelProto<'_>, DecodeError> {
 
 /// One field's value, as the wire type gives it; `Bytes` with its slice's offset in the file.
 #[derive(Clone, Copy)]
-enum Value<'a> {
+pub(crate) enum Value<'a> {
     Varint(u64),
     Fixed32(u32),
     /// (no field meetcite reads is 64-bit fixed: skipped)
@@ -113,17 +113,22 @@ enum Value<'a> {
 }
 
 /// A cursor over one message `b`, which starts at byte `base` of the file (errors and nested
-/// messages carry file offsets).
-struct Reader<'a> {
+/// messages carry file offsets). Also what [`crate::graph`] walks a file's top-level fields with.
+pub(crate) struct Reader<'a> {
     b: &'a [u8],
     pos: usize,
-    end: usize,
     base: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn of(b: &'a [u8], base: usize) -> Reader<'a> {
-        Reader { b, pos: 0, end: b.len(), base }
+    pub(crate) fn of(b: &'a [u8], base: usize) -> Reader<'a> {
+        Reader { b, pos: 0, base }
+    }
+
+    /// The file offset of the next field.
+    #[cfg(feature = "tract")]
+    pub(crate) fn pos(&self) -> usize {
+        self.base + self.pos
     }
 
     fn err(&self, what: &'static str) -> DecodeError {
@@ -145,14 +150,14 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize) -> Result<(&'a [u8], usize), DecodeError> {
         let at = self.pos;
-        let stop = at.checked_add(n).filter(|&s| s <= self.end).ok_or_else(|| self.err("field runs past the end of its message"))?;
+        let stop = at.checked_add(n).filter(|&s| s <= self.b.len()).ok_or_else(|| self.err("field runs past the end of its message"))?;
         self.pos = stop;
         Ok((&self.b[at..stop], self.base + at))
     }
 
     /// The next (field number, value), or `None` at the end of the message.
-    fn next(&mut self) -> Result<Option<(u32, Value<'a>)>, DecodeError> {
-        if self.pos >= self.end {
+    pub(crate) fn next(&mut self) -> Result<Option<(u32, Value<'a>)>, DecodeError> {
+        if self.pos >= self.b.len() {
             return Ok(None);
         }
         let key = self.varint()?;
@@ -175,6 +180,25 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A varint, as protobuf writes it (the writing side: `meetcite graph`'s metadata entry, and the
+/// tests' hand-made models).
+#[cfg(any(test, feature = "tract"))]
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited protobuf field.
+#[cfg(any(test, feature = "tract"))]
+pub(crate) fn put_field(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+    put_varint(out, (field << 3) | 2);
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
 fn string(v: Value<'_>) -> Result<String, DecodeError> {
     match v {
         Value::Bytes(s, at) => std::str::from_utf8(s).map(str::to_owned).map_err(|_| DecodeError { at, what: "string field is not UTF-8" }),
@@ -188,7 +212,7 @@ fn varints(v: Value<'_>, out: &mut Vec<i64>) -> Result<(), DecodeError> {
         Value::Varint(x) => out.push(x as i64),
         Value::Bytes(s, at) => {
             let mut r = Reader::of(s, at);
-            while r.pos < r.end {
+            while r.pos < r.b.len() {
                 out.push(r.varint()? as i64);
             }
         }
@@ -305,21 +329,10 @@ fn tensor<'a>(s: &'a [u8], at: usize) -> Result<TensorProto<'a>, DecodeError> {
 mod tests {
     use super::*;
 
-    // a protobuf writer for the tests: key, then varint / fixed32 / length-delimited payload
+    // the protobuf writer for the tests: a key, then a varint / fixed32 / length-delimited payload
+    use super::{put_field as bytes, put_varint as varint};
     fn key(out: &mut Vec<u8>, field: u32, wire: u8) {
         varint(out, (u64::from(field) << 3) | u64::from(wire));
-    }
-    fn varint(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn bytes(out: &mut Vec<u8>, field: u32, b: &[u8]) {
-        key(out, field, 2);
-        varint(out, b.len() as u64);
-        out.extend_from_slice(b);
     }
     fn int(out: &mut Vec<u8>, field: u32, v: i64) {
         key(out, field, 0);
